@@ -1,0 +1,56 @@
+# The attention book. `make help` lists the targets.
+PYTHON      ?= python
+SPHINXBUILD ?= $(PYTHON) -m sphinx
+SPHINXOPTS  ?= -W --keep-going -q
+SOURCEDIR    = docs
+BUILDDIR     = _build
+LANGUAGES    = en es
+# -c . : conf.py sits at the top level, the pages in docs/
+SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
+
+.PHONY: help html html-en html-es root-index gettext update-po translation-check \
+        test test-fast livehtml clean
+
+help:
+	@echo "make html               both languages: $(BUILDDIR)/html/en and $(BUILDDIR)/html/es"
+	@echo "make html-en            the English book only"
+	@echo "make html-es            the Spanish book only"
+	@echo "make gettext            extract the messages to $(BUILDDIR)/gettext/*.pot"
+	@echo "make update-po          gettext, then update locale/es/LC_MESSAGES/*.po"
+	@echo "make translation-check  fail on any untranslated or fuzzy Spanish message"
+	@echo "make test               every test: package, catalogs, build, browser"
+	@echo "make livehtml           rebuild the English book on every change (sphinx-autobuild)"
+	@echo "make clean              remove everything the build wrote"
+
+# English first: its run fills the notebook cache and the gallery, which the
+# Spanish build then reuses, so every piece of code runs once per build.
+html: html-en html-es root-index
+
+html-en html-es: html-%:
+	$(SPHINX) -b html -D language=$* -d $(BUILDDIR)/doctrees/$* $(SOURCEDIR) $(BUILDDIR)/html/$*
+
+root-index:
+	@mkdir -p $(BUILDDIR)/html
+	cp tools/root-index.html $(BUILDDIR)/html/index.html
+	touch $(BUILDDIR)/html/.nojekyll
+
+gettext:
+	rm -rf $(BUILDDIR)/gettext
+	$(SPHINX) -b gettext -d $(BUILDDIR)/doctrees/gettext $(SOURCEDIR) $(BUILDDIR)/gettext
+
+update-po: gettext
+	sphinx-intl update -p $(BUILDDIR)/gettext -l es -d locale -w 79
+	$(PYTHON) tools/po_tidy.py locale/es/LC_MESSAGES
+
+translation-check:
+	$(PYTHON) tools/translation_check.py locale/es/LC_MESSAGES
+
+test:
+	$(PYTHON) -m pytest
+
+livehtml:
+	sphinx-autobuild -c . -D language=en -d $(BUILDDIR)/doctrees/live \
+	  --ignore "*/auto_examples/*" $(SOURCEDIR) $(BUILDDIR)/live
+
+clean:
+	rm -rf $(BUILDDIR) $(SOURCEDIR)/auto_examples $(SOURCEDIR)/sg_execution_times.rst

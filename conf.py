@@ -1,0 +1,159 @@
+"""Sphinx configuration for the attention book.
+
+Build from the repository root with ``make html`` (both languages) or::
+
+    python -m sphinx -b html -c . -D language=en docs _build/html/en
+
+Pages live in ``docs/`` (MyST notebooks executed by myst-nb), gallery scripts in
+``examples/`` (executed by sphinx-gallery) and the Spanish catalogs in ``locale/``.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+# -- Project -------------------------------------------------------------------
+project = "Attention, from scratch"
+author = "The attention book authors"
+copyright = "2026, the attention book authors"
+release = "0.1.0"
+version = release
+
+language = "en"
+locale_dirs = [str(ROOT / "locale")]
+gettext_compact = False
+gettext_uuid = False
+gettext_location = True
+
+extensions = [
+    "myst_nb",
+    "sphinx_gallery.gen_gallery",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx_copybutton",
+    "sphinx_design",
+]
+
+templates_path = [str(ROOT / "docs" / "_templates")]
+exclude_patterns = [
+    "_build",
+    "**.ipynb_checkpoints",
+    # sphinx-gallery writes a notebook next to each generated page: it is a
+    # download, not a page, and myst-nb must not run it a second time.
+    "auto_examples/*.ipynb",
+    "auto_examples/**/*.ipynb",
+    "sg_execution_times.rst",
+]
+suppress_warnings = []
+
+# -- MyST and myst-nb ------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# Every page runs at build time through one cache shared by both languages, so
+# the Spanish build reuses the outputs of the English one (code runs once).
+nb_execution_mode = "cache"
+nb_execution_cache_path = str(ROOT / "_build" / ".jupyter_cache")
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_execution_timeout = 240
+nb_merge_streams = True
+
+# -- sphinx-gallery ----------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "abort_on_example_error": True,
+    "download_all_examples": False,
+    "write_computation_times": False,
+    # The "Total running time" line changes on every build and could never stay
+    # translated: report no example's time.
+    "min_reported_time": 10**9,
+    "show_memory": False,
+    "remove_config_comments": True,
+    "matplotlib_animations": False,
+    "line_numbers": False,
+}
+
+# -- autodoc -----------------------------------------------------------------------
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+napoleon_google_docstring = True
+napoleon_numpy_docstring = True
+
+# -- Math: MathJax v3 served from the built site, never from a CDN ---------------------
+MATHJAX_SRC = Path(__import__("mathjax").__file__).parent / "static" / "mathjax" / "es5"
+mathjax_path = "mathjax/es5/tex-chtml.js"
+# What tex-chtml.js loads at run time: its fonts, the menu and accessibility parts.
+MATHJAX_PARTS = ["tex-chtml.js", "input", "output/chtml", "ui", "a11y", "sre", "adaptors"]
+
+# -- HTML ----------------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = "Attention, from scratch"
+html_static_path = [str(ROOT / "docs" / "_static")]
+html_css_files = ["book.css"]
+html_last_updated_fmt = None
+html_copy_source = False
+html_show_sourcelink = False
+html_context = {"default_mode": "light"}
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": False,
+    "use_fullscreen_button": False,
+    "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
+    "navigation_with_keys": False,
+}
+
+# sphinx-copybutton: copy code without prompts or outputs.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_exclude = ".linenos, .gp, .go"
+
+# The other language of each build, for the switcher in the article header.
+LANGUAGES = {"en": "English", "es": "Español"}
+
+
+def _html_context(app, pagename, templatename, context, doctree):
+    lang = app.config.language or "en"
+    other = "en" if lang == "es" else "es"
+    context["book_lang"] = lang
+    context["book_other_lang"] = other
+    context["book_other_lang_name"] = LANGUAGES[other]
+
+
+def _finish_html(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    # myst-nb writes executed notebooks next to the output folder
+    # (_build/html/jupyter_execute): working files, not part of the site.
+    shutil.rmtree(Path(app.outdir).parent / "jupyter_execute", ignore_errors=True)
+    # MathJax v3 (tex-chtml) with its fonts, menu and accessibility parts.
+    dest = Path(app.outdir) / "_static" / "mathjax" / "es5"
+    for part in MATHJAX_PARTS:
+        src = MATHJAX_SRC / part
+        target = dest / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, target)
+
+
+TITLES = {"en": "Attention, from scratch", "es": "Atención, desde cero"}
+
+
+def _per_language(app, config):
+    # Config values are not translated by the catalogs: set the title per build.
+    config.html_title = TITLES.get(config.language or "en", TITLES["en"])
+    config.project = config.html_title
+
+
+def setup(app):
+    app.connect("config-inited", _per_language)
+    app.connect("html-page-context", _html_context)
+    app.connect("build-finished", _finish_html)
