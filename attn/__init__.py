@@ -1,0 +1,39 @@
+"""attn: the attention mechanism of Transformers, one small module per idea.
+
+Modules, in the order the book teaches them:
+
+- :mod:`attn.functional` (``import attn.functional as AF``): scaled dot-product
+  attention, masks, the simplified (weight-free) self-attention;
+- :class:`SelfAttentionV1`, :class:`SelfAttentionV2`: trainable weights;
+- :class:`CausalAttention`: masked attention with dropout;
+- :class:`MultiHeadAttentionWrapper`, :class:`MultiHeadAttention`: several heads;
+- :class:`PrepareForMultiHeadAttention`, :class:`SeqFirstMultiHeadAttention`: the
+  sequence-first ``einsum`` formulation;
+- :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
+- :mod:`attn.plot`: the shared heatmap (needs matplotlib);
+- :func:`journey`: the notes' six-token example.
+
+Depends only on PyTorch.
+"""
+from . import functional
+from .causal import CausalAttention
+from .data import journey
+from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
+from .input_block import TransformerInputBlock
+from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
+from .positional import PositionalEncoding
+from .self_attention import SelfAttentionV1, SelfAttentionV2
+
+__all__ = [
+    "functional",
+    "journey",
+    "SelfAttentionV1",
+    "SelfAttentionV2",
+    "CausalAttention",
+    "MultiHeadAttentionWrapper",
+    "MultiHeadAttention",
+    "PrepareForMultiHeadAttention",
+    "SeqFirstMultiHeadAttention",
+    "PositionalEncoding",
+    "TransformerInputBlock",
+]

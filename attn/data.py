@@ -1,0 +1,25 @@
+"""The running example of the course notes: "Your journey starts with one step"."""
+import torch
+
+__all__ = ["journey"]
+
+_TOKENS = ("Your", "journey", "starts", "with", "one", "step")
+_INPUTS = (
+    (0.43, 0.15, 0.89),  # Your
+    (0.55, 0.87, 0.66),  # journey  (x^2)
+    (0.57, 0.85, 0.64),  # starts   (x^3)
+    (0.22, 0.58, 0.33),  # with
+    (0.77, 0.25, 0.10),  # one
+    (0.05, 0.80, 0.55),  # step
+)
+
+
+def journey():
+    """The six tokens and their three-dimensional embeddings from the notes.
+
+    Returns:
+        tuple: ``(tokens, inputs)`` where ``tokens`` is the list
+        ``["Your", "journey", "starts", "with", "one", "step"]`` and ``inputs`` a new
+        float32 tensor of shape ``(6, 3)``, row ``i`` embedding ``tokens[i]``.
+    """
+    return list(_TOKENS), torch.tensor(_INPUTS)

@@ -1,0 +1,184 @@
+r"""Multi-head attention, two ways: a list of single heads, and one fused module.
+
+.. math::
+
+    \operatorname{MultiHead}(X) = \operatorname{Concat}(\mathrm{head}_1, \dots,
+        \mathrm{head}_h)\, W^O, \qquad
+    \mathrm{head}_i = \operatorname{softmax}\!\left(
+        \frac{Q_i K_i^\top}{\sqrt{d_k}} + M\right) V_i
+"""
+import torch
+import torch.nn as nn
+
+from . import _checks
+from . import functional as AF
+from .causal import CausalAttention
+
+__all__ = ["MultiHeadAttentionWrapper", "MultiHeadAttention"]
+
+
+class MultiHeadAttentionWrapper(nn.Module):
+    r"""``num_heads`` independent :class:`~attn.CausalAttention` heads, concatenated.
+
+    :math:`Z = [\mathrm{head}_1(X) \,\|\, \dots \,\|\, \mathrm{head}_h(X)]`, no output
+    projection, so the output width is ``num_heads * d_out``.
+
+    Args:
+        d_in (int): width of each input embedding.
+        d_out (int): output width of *each* head.
+        context_length (int): longest sequence accepted.
+        dropout (float): dropout on each head's weights, in ``[0, 1)``.
+        num_heads (int): number of heads :math:`h`.
+        qkv_bias (bool): add a bias to every head's projections.
+
+    Attributes:
+        heads (nn.ModuleList): the ``num_heads`` :class:`~attn.CausalAttention` modules,
+            created one after the other.
+
+    Shape:
+        - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``
+        - output: ``(T, num_heads * d_out)`` or ``(B, T, num_heads * d_out)``
+    """
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        num_heads = _checks.positive_int("num_heads", num_heads)
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
+        )
+
+    def forward(self, x, return_weights=False):
+        """Concatenated context vectors of all heads.
+
+        Args:
+            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``.
+            return_weights (bool): also return the heads' weights stacked as
+                ``(h, T, T)`` or ``(B, h, T, T)``.
+
+        Returns:
+            torch.Tensor or tuple: ``z`` of shape ``(..., T, num_heads * d_out)``, or
+            ``(z, weights)``.
+        """
+        _checks.flag("return_weights", return_weights)
+        if not return_weights:
+            return torch.cat([head(x) for head in self.heads], dim=-1)
+        outs, weights = zip(*(head(x, return_weights=True) for head in self.heads))
+        z = torch.cat(outs, dim=-1)  # h x (..., T, d_out) -> (..., T, h * d_out)
+        return z, torch.stack(weights, dim=-3)  # h x (..., T, T) -> (..., h, T, T)
+
+
+class MultiHeadAttention(nn.Module):
+    r"""Fused multi-head self-attention: one projection per role, split into heads.
+
+    Queries, keys and values are computed with one ``d_in -> d_out`` projection each and
+    split into ``num_heads`` heads of width ``d_head = d_out // num_heads``; each head
+    runs scaled dot-product attention; the heads are concatenated and mixed by
+    ``out_proj``:
+
+    .. math::
+
+        \operatorname{MultiHead}(X) = \operatorname{Concat}(\mathrm{head}_1, \dots,
+            \mathrm{head}_h)\, W^O, \quad
+        \mathrm{head}_i = \operatorname{softmax}\!\left(
+            \frac{Q_i K_i^\top}{\sqrt{d_{head}}} + M\right) V_i
+
+    Two paths, tested equal: without weights requested, one call to
+    ``torch.nn.functional.scaled_dot_product_attention`` (with ``is_causal=True`` when
+    there is no padding mask); with ``return_weights=True``, the explicit path
+    (scores, mask, softmax, dropout) that also returns the per-head weights.
+
+    Args:
+        d_in (int): width of each input embedding.
+        d_out (int): total width of queries, keys, values and of the output; must be
+            divisible by ``num_heads``.
+        context_length (int): longest sequence accepted.
+        dropout (float): dropout on the attention weights, in ``[0, 1)`` (training only).
+        num_heads (int): number of heads :math:`h`.
+        qkv_bias (bool): add a bias to ``W_query``, ``W_key``, ``W_value``.
+        causal (bool): ``True`` (decoder, GPT): token ``t`` attends to tokens ``<= t``;
+            ``False`` (encoder): every token attends to every (non-padding) token.
+        out_bias (bool): add a bias to ``out_proj``.
+
+    Attributes:
+        W_query, W_key, W_value (nn.Linear): ``d_in -> d_out``; then
+        out_proj (nn.Linear): ``d_out -> d_out``; created in this order.
+        dropout (nn.Dropout): dropout on the weights.
+        mask (torch.Tensor or None): buffer, bool ``(context_length, context_length)``
+            lower-triangular (``True`` = may attend) when ``causal``, else ``None``.
+
+    Shape:
+        - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``
+        - ``key_padding_mask``: bool ``(T,)`` or ``(B, T)``, ``True`` = real token
+        - output: ``(T, d_out)`` or ``(B, T, d_out)``; weights ``(h, T, T)`` or
+          ``(B, h, T, T)``
+    """
+
+    def __init__(
+        self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, causal=True, out_bias=True
+    ):
+        super().__init__()
+        self.d_in = _checks.positive_int("d_in", d_in)
+        self.d_out = _checks.positive_int("d_out", d_out)
+        self.context_length = _checks.positive_int("context_length", context_length)
+        self.num_heads = _checks.positive_int("num_heads", num_heads)
+        _checks.divisible("d_out", d_out, "num_heads", num_heads)
+        dropout = _checks.probability("dropout", dropout)
+        _checks.flag("qkv_bias", qkv_bias)
+        self.causal = _checks.flag("causal", causal)
+        _checks.flag("out_bias", out_bias)
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out, bias=out_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", AF.causal_mask(context_length) if causal else None)
+
+    def forward(self, x, key_padding_mask=None, return_weights=False):
+        """Multi-head context vectors.
+
+        Args:
+            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``.
+            key_padding_mask (torch.Tensor, optional): bool ``(B, T)`` (``(T,)`` for
+                unbatched ``x``), ``True`` = real token; padding keys get no attention.
+                A query whose keys are all excluded gets a zero context before
+                ``out_proj``.
+            return_weights (bool): also return the per-head weights (after dropout).
+
+        Returns:
+            torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``
+            with ``weights`` of shape ``(..., h, T, T)``.
+        """
+        x, unbatched = _checks.sequence("x", x, self.d_in, self.context_length)
+        _checks.flag("return_weights", return_weights)
+        B, T, _ = x.shape
+        mask = None
+        if key_padding_mask is not None:
+            if unbatched and isinstance(key_padding_mask, torch.Tensor) and key_padding_mask.dim() == 1:
+                key_padding_mask = key_padding_mask.unsqueeze(0)  # (T,) -> (1, T)
+            _checks.padding("key_padding_mask", key_padding_mask, B, T)
+            mask = key_padding_mask[:, None, None, :]  # (B, T) -> (B, 1, 1, T)
+        h, d_head = self.num_heads, self.head_dim
+        q = self.W_query(x).view(B, T, h, d_head).transpose(1, 2)  # (B, T, d_out) -> (B, h, T, d_head)
+        k = self.W_key(x).view(B, T, h, d_head).transpose(1, 2)  # (B, T, d_out) -> (B, h, T, d_head)
+        v = self.W_value(x).view(B, T, h, d_head).transpose(1, 2)  # (B, T, d_out) -> (B, h, T, d_head)
+        is_causal = False
+        if self.causal:
+            if mask is None and not return_weights:
+                is_causal = True
+            else:
+                causal = self.mask[:T, :T]  # (T, T)
+                mask = causal if mask is None else mask & causal  # -> (B, 1, T, T)
+        p = self.dropout.p if self.training else 0.0
+        out = AF.scaled_dot_product_attention(
+            q, k, v, mask, is_causal=is_causal, dropout_p=p, return_weights=return_weights
+        )
+        att = None
+        if return_weights:
+            out, att = out  # (B, h, T, d_head), (B, h, T, T)
+        z = out.transpose(1, 2).contiguous().view(B, T, self.d_out)  # (B, h, T, d_head) -> (B, T, d_out)
+        z = self.out_proj(z)
+        if unbatched:
+            z = z.squeeze(0)  # (1, T, d_out) -> (T, d_out)
+            att = None if att is None else att.squeeze(0)  # (1, h, T, T) -> (h, T, T)
+        return (z, att) if return_weights else z

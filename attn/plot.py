@@ -1,0 +1,146 @@
+"""The book's one attention-heatmap style (matplotlib is imported only when drawing)."""
+import torch
+
+__all__ = ["heatmap", "heatmap_grid"]
+
+
+def _as_matrix(weights, name="weights"):
+    if isinstance(weights, torch.Tensor):
+        weights = weights.detach().to("cpu", torch.float64).numpy()
+    else:
+        import numpy as np
+
+        try:
+            weights = np.asarray(weights, dtype=float)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"{name} must be a torch.Tensor or an array of numbers, got {type(weights).__name__}"
+            ) from err
+    return weights
+
+
+def heatmap(
+    weights,
+    x_labels=None,
+    y_labels=None,
+    ax=None,
+    title=None,
+    *,
+    annotate=None,
+    fmt=".2f",
+    cmap="Blues",
+    vmin=0.0,
+    vmax=None,
+    colorbar=True,
+    xlabel=None,
+    ylabel=None,
+):
+    """Draw attention weights as a heatmap: rows = queries (``y``), columns = keys (``x``).
+
+    White background, values written in the cells when the matrix is small, key labels
+    on top rotated, query labels on the left. Text drawn is only what is passed in
+    (labels, title), so figures stay language-neutral.
+
+    Args:
+        weights (torch.Tensor or array): ``(T_q, T_k)``; a tensor is detached and moved
+            to the CPU.
+        x_labels (list of str, optional): ``T_k`` key labels (e.g. the tokens).
+        y_labels (list of str, optional): ``T_q`` query labels; default ``x_labels``
+            when the matrix is square.
+        ax (matplotlib.axes.Axes, optional): axes to draw on; a new figure otherwise.
+        title (str, optional): axes title (a symbol or a token, not a sentence).
+        annotate (bool, optional): write the values; default when both sides are <= 12.
+        fmt (str): format of the written values.
+        cmap (str): colour map.
+        vmin (float): colour scale minimum (weights are >= 0).
+        vmax (float, optional): colour scale maximum; default the largest weight.
+        colorbar (bool): draw a colour bar.
+        xlabel (str, optional): label of the key axis, e.g. ``"$k$"``.
+        ylabel (str, optional): label of the query axis, e.g. ``"$q$"``.
+
+    Returns:
+        matplotlib.axes.Axes: the axes drawn on.
+    """
+    import matplotlib.pyplot as plt
+
+    w = _as_matrix(weights)
+    if w.ndim != 2:
+        raise ValueError(f"weights must have shape (T_q, T_k), got shape {tuple(w.shape)}")
+    T_q, T_k = w.shape
+    if y_labels is None and x_labels is not None and T_q == T_k:
+        y_labels = x_labels
+    for name, labels, n in (("x_labels", x_labels, T_k), ("y_labels", y_labels, T_q)):
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"{name} must have {n} entries, got {len(labels)}")
+    if ax is None:
+        size = (max(3.0, 0.55 * T_k + 1.5), max(2.5, 0.55 * T_q + 1.0))
+        fig, ax = plt.subplots(figsize=size, facecolor="white", layout="constrained")
+    ax.set_facecolor("white")
+    ax.figure.set_facecolor("white")
+    top = float(w.max()) if vmax is None and w.size else (1.0 if vmax is None else vmax)
+    im = ax.imshow(w, cmap=cmap, vmin=vmin, vmax=top if top > vmin else vmin + 1.0, aspect="auto")
+    ax.set_xticks(range(T_k))
+    ax.set_yticks(range(T_q))
+    ax.xaxis.tick_top()
+    ax.set_xticklabels(x_labels if x_labels is not None else range(T_k), rotation=45 if x_labels else 0, ha="left" if x_labels else "center")
+    ax.set_yticklabels(y_labels if y_labels is not None else range(T_q))
+    if xlabel:
+        ax.set_xlabel(xlabel)
+        ax.xaxis.set_label_position("top")
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if annotate is None:
+        annotate = T_q <= 12 and T_k <= 12
+    if annotate:
+        mid = vmin + 0.5 * ((top if top > vmin else vmin + 1.0) - vmin)
+        for i in range(T_q):
+            for j in range(T_k):
+                ax.text(j, i, format(w[i, j], fmt), ha="center", va="center", fontsize=8,
+                        color="white" if w[i, j] > mid else "black")
+    if title:
+        ax.set_title(title)
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return ax
+
+
+def heatmap_grid(weights, x_labels=None, y_labels=None, ncols=4, titles=None, **kwargs):
+    """Draw several heatmaps (e.g. one per head) in one figure, same style as :func:`heatmap`.
+
+    Args:
+        weights (torch.Tensor or array): ``(n, T_q, T_k)``, e.g. ``(h, T, T)``.
+        x_labels, y_labels (list of str, optional): as in :func:`heatmap`.
+        ncols (int): panels per row.
+        titles (list of str, optional): one title per panel; default ``"$h_{i}$"``
+            (1-based).
+        **kwargs: passed on to :func:`heatmap` (``colorbar`` defaults to False).
+
+    Returns:
+        matplotlib.figure.Figure: the figure.
+    """
+    import matplotlib.pyplot as plt
+
+    w = _as_matrix(weights)
+    if w.ndim != 3:
+        raise ValueError(f"weights must have shape (n, T_q, T_k), got shape {tuple(w.shape)}")
+    n = w.shape[0]
+    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols <= 0:
+        raise ValueError(f"ncols must be a positive int, got {ncols!r}")
+    if titles is not None and len(titles) != n:
+        raise ValueError(f"titles must have {n} entries, got {len(titles)}")
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    T_q, T_k = w.shape[1:]
+    fig, axes = plt.subplots(
+        nrows, ncols, squeeze=False, facecolor="white",
+        figsize=(ncols * max(2.5, 0.4 * T_k + 1.0), nrows * max(2.5, 0.4 * T_q + 1.2)),
+    )
+    kwargs.setdefault("colorbar", False)
+    for i, ax in enumerate(axes.flat):
+        if i >= n:
+            ax.axis("off")
+            continue
+        title = titles[i] if titles is not None else f"$h_{{{i + 1}}}$"
+        heatmap(w[i], x_labels, y_labels, ax=ax, title=title, **kwargs)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,113 @@
+r"""Self-attention with trainable weights, the two versions of the notes.
+
+.. math::
+
+    Q = X W_q, \quad K = X W_k, \quad V = X W_v, \qquad
+    Z = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V
+"""
+import torch
+import torch.nn as nn
+
+from . import _checks
+
+__all__ = ["SelfAttentionV1", "SelfAttentionV2"]
+
+
+def _attend(q, k, v, return_weights):
+    d_k = k.shape[-1]
+    scores = q @ k.transpose(-2, -1)  # (..., T, d_out) @ (..., d_out, T) -> (..., T, T)
+    att = torch.softmax(scores / d_k**0.5, dim=-1)
+    z = att @ v  # (..., T, T) @ (..., T, d_out) -> (..., T, d_out)
+    return (z, att) if return_weights else z
+
+
+class SelfAttentionV1(nn.Module):
+    r"""Self-attention with weight matrices stored as ``nn.Parameter``.
+
+    :math:`Z = \operatorname{softmax}(Q K^\top / \sqrt{d_{out}})\, V` with
+    :math:`Q = X W_q`, :math:`K = X W_k`, :math:`V = X W_v`.
+
+    Args:
+        d_in (int): width of each input embedding.
+        d_out (int): width of queries, keys, values and of the output.
+
+    Attributes:
+        W_query, W_key, W_value (nn.Parameter): ``(d_in, d_out)`` each, initialised with
+            ``torch.rand`` (uniform in ``[0, 1)``), created in this order.
+
+    Shape:
+        - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``
+        - output: ``(T, d_out)`` or ``(B, T, d_out)``
+    """
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.d_in = _checks.positive_int("d_in", d_in)
+        self.d_out = _checks.positive_int("d_out", d_out)
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x, return_weights=False):
+        """Context vectors for every token.
+
+        Args:
+            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``.
+            return_weights (bool): also return the weights ``(T, T)`` / ``(B, T, T)``.
+
+        Returns:
+            torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``.
+        """
+        _checks.sequence("x", x, self.d_in)
+        _checks.flag("return_weights", return_weights)
+        q = x @ self.W_query  # (..., T, d_in) @ (d_in, d_out) -> (..., T, d_out)
+        k = x @ self.W_key
+        v = x @ self.W_value
+        return _attend(q, k, v, return_weights)
+
+
+class SelfAttentionV2(nn.Module):
+    r"""Self-attention with ``nn.Linear`` projections (better initialisation, optional bias).
+
+    :math:`Z = \operatorname{softmax}(Q K^\top / \sqrt{d_{out}})\, V`; ``nn.Linear`` stores
+    :math:`W^\top`, so ``v1.W_query.data = v2.W_query.weight.data.T`` makes a
+    :class:`SelfAttentionV1` compute the same thing (when ``qkv_bias=False``).
+
+    Args:
+        d_in (int): width of each input embedding.
+        d_out (int): width of queries, keys, values and of the output.
+        qkv_bias (bool): add a bias to the three projections.
+
+    Attributes:
+        W_query, W_key, W_value (nn.Linear): ``d_in -> d_out``, created in this order.
+
+    Shape:
+        - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``
+        - output: ``(T, d_out)`` or ``(B, T, d_out)``
+    """
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.d_in = _checks.positive_int("d_in", d_in)
+        self.d_out = _checks.positive_int("d_out", d_out)
+        _checks.flag("qkv_bias", qkv_bias)
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x, return_weights=False):
+        """Context vectors for every token.
+
+        Args:
+            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``.
+            return_weights (bool): also return the weights ``(T, T)`` / ``(B, T, T)``.
+
+        Returns:
+            torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``.
+        """
+        _checks.sequence("x", x, self.d_in)
+        _checks.flag("return_weights", return_weights)
+        q = self.W_query(x)  # (..., T, d_in) -> (..., T, d_out)
+        k = self.W_key(x)
+        v = self.W_value(x)
+        return _attend(q, k, v, return_weights)
