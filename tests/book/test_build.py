@@ -1,0 +1,145 @@
+"""The built book: every page, figure and printed output, in both languages.
+
+These checks read the HTML that ``make html`` wrote (see ``conftest.py``); the
+browser suite (``test_browser.py``) then looks at the same site as a reader.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from .conftest import LANGS, ROOT
+
+CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]_*.md"))
+EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("plot_*.py"))
+PAGES = ["index", "api", "glossary", "building", "auto_examples/index"]
+PAGES += [f"chapters/{c}" for c in CHAPTERS] + [f"auto_examples/{e}" for e in EXAMPLES]
+# Concept chapters: a figure and at least two folded solutions each.
+CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= c[:2] <= "10"]
+
+# Numbers the source notes print, which the book reproduces (same seeds, same inputs).
+NOTES_NUMBERS = {
+    "03_trainable_weights": [
+        "0.4306, 1.4551",  # x_2's query, seed 123
+        "0.2996, 0.8053",  # SelfAttentionV1, seed 123
+        "-0.0739,  0.0713",  # SelfAttentionV2, seed 789
+    ],
+    "08_positional_encoding": ["656,384"],
+}
+
+
+def soup(site, lang, page):
+    path = site / lang / f"{page}.html"
+    assert path.is_file(), f"{lang}/{page}.html was not built"
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def cell_outputs(doc):
+    """The printed outputs of a page: myst-nb cell outputs and gallery script outputs."""
+    blocks = doc.select(".cell_output pre, pre.sphx-glr-script-out, .sphx-glr-script-out pre")
+    return [b.get_text() for b in blocks]
+
+
+def test_the_book_has_its_chapters_and_examples():
+    assert len(CHAPTERS) == 11, CHAPTERS
+    assert [c[:2] for c in CHAPTERS] == [f"{i:02d}" for i in range(1, 12)]
+    numbered = {e[5:7] for e in EXAMPLES}
+    assert {f"{i:02d}" for i in range(2, 10)} <= numbered, f"a chapter from 2 to 9 has no example: {EXAMPLES}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", PAGES)
+def test_page_is_built_in_its_language(site_dir, lang, page):
+    doc = soup(site_dir, lang, page)
+    assert doc.html.get("lang") == lang, f"{lang}/{page}: <html lang={doc.html.get('lang')!r}>"
+    # Nothing comes from a third party: no script, style, image or font from the network.
+    for tag, attr in (("script", "src"), ("link", "href"), ("img", "src")):
+        for el in doc.find_all(tag):
+            url = el.get(attr) or ""
+            assert not re.match(r"^(https?:)?//", url), f"{lang}/{page}: <{tag}> loads {url}"
+    # The switcher leads to the same page in the other language.
+    switch = doc.select_one("a.lang-switch")
+    assert switch is not None, f"{lang}/{page}: no language switcher"
+    other = "es" if lang == "en" else "en"
+    target = (site_dir / lang / page).parent / switch["href"]
+    assert target.resolve() == (site_dir / other / f"{page}.html").resolve(), switch["href"]
+    # Every image the page shows was written.
+    for img in doc.find_all("img"):
+        src = img["src"]
+        assert (site_dir / lang / page).parent.joinpath(src).resolve().is_file(), f"{lang}/{page}: missing {src}"
+    # A build-time message that changes on every build would never stay translated.
+    assert "Total running time" not in doc.get_text()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("chapter", CONCEPT_CHAPTERS)
+def test_concept_chapter_has_outputs_figures_and_exercises(site_dir, lang, chapter):
+    doc = soup(site_dir, lang, f"chapters/{chapter}")
+    assert cell_outputs(doc), f"{chapter}: no executed output"
+    figures = [img for img in doc.select(".cell_output img") if img["src"].endswith(".png")]
+    assert figures, f"{chapter}: no figure drawn at build time"
+    assert len(doc.select(".sd-dropdown")) >= 2, f"{chapter}: fewer than two folded solutions"
+    # The package's own code is shown (literalinclude), not a retyped copy.
+    assert doc.select(".highlight-python, .highlight-ipython3"), chapter
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_gallery_example_has_figure_output_and_downloads(site_dir, lang, example):
+    doc = soup(site_dir, lang, f"auto_examples/{example}")
+    images = [img["src"] for img in doc.find_all("img") if f"sphx_glr_{example}_" in img["src"]]
+    assert images, f"{lang}/{example}: no figure"
+    hrefs = [a["href"] for a in doc.select("a.download, a.reference.download")]
+    for suffix in (".py", ".ipynb"):
+        found = [h for h in hrefs if h.endswith(f"{example}{suffix}")]
+        assert found, f"{lang}/{example}: no {suffix} download among {hrefs}"
+        path = (site_dir / lang / "auto_examples").joinpath(found[0]).resolve()
+        assert path.is_file() and path.stat().st_size > 0, path
+    # Links back to its chapter.
+    assert doc.select('a[href*="chapters/"]'), f"{lang}/{example}: no link back to a chapter"
+
+
+@pytest.mark.parametrize("page", [f"chapters/{c}" for c in CHAPTERS] + [f"auto_examples/{e}" for e in EXAMPLES])
+def test_outputs_are_shared_by_both_languages(site_dir, page):
+    # The code ran once: the Spanish book shows exactly the English book's outputs.
+    en = cell_outputs(soup(site_dir, "en", page))
+    es = cell_outputs(soup(site_dir, "es", page))
+    assert en == es, f"{page}: printed outputs differ between en and es"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("chapter", sorted(NOTES_NUMBERS))
+def test_printed_numbers_match_the_notes(site_dir, lang, chapter):
+    text = "\n".join(cell_outputs(soup(site_dir, lang, f"chapters/{chapter}")))
+    for number in NOTES_NUMBERS[chapter]:
+        assert number in text, f"{lang}/{chapter}: the notes' {number!r} is not printed"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_language_settings_search_and_math(site_dir, lang):
+    options = (site_dir / lang / "_static" / "documentation_options.js").read_text()
+    assert re.search(rf"LANGUAGE:\s*'{lang}'", options), options
+    index = (site_dir / lang / "searchindex.js").read_text(encoding="utf-8")
+    assert "chapters/02_simplified_attention" in index
+    title = soup(site_dir, lang, "index").title.get_text()
+    assert ("Atención" in title) == (lang == "es"), title
+    # MathJax is served from the site itself, fonts included.
+    mathjax = site_dir / lang / "_static" / "mathjax" / "es5"
+    assert (mathjax / "tex-chtml.js").is_file()
+    assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+    page = (site_dir / lang / "chapters" / "04_scaling.html").read_text(encoding="utf-8")
+    assert "_static/mathjax/es5/tex-chtml.js" in page
+
+
+def test_spanish_search_uses_the_spanish_stemmer(site_dir):
+    options = (site_dir / "es" / "_static" / "language_data.js").read_text(encoding="utf-8")
+    assert "SpanishStemmer" in options or "spanish" in options.lower()
+
+
+def test_root_index_sends_readers_to_a_language(site_dir):
+    html = (site_dir / "index.html").read_text(encoding="utf-8")
+    assert 'href="en/index.html"' in html and 'href="es/index.html"' in html
+    assert "navigator.language" in html
+    assert not (site_dir / "jupyter_execute").exists(), "executed notebooks leaked into the site"
