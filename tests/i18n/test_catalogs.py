@@ -1,0 +1,145 @@
+"""The Spanish catalogs: complete, consistent in their terms, spelled right, wrapped.
+
+The catalogs in ``locale/es/LC_MESSAGES`` translate every message that
+``make gettext`` extracts from the English pages (gallery and API reference
+included).  ``locale/terminology.csv`` fixes one Spanish term per English term
+and lists the renderings the catalogs must not use.
+"""
+
+import csv
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PO_DIR = ROOT / "locale" / "es" / "LC_MESSAGES"
+TERMS = ROOT / "locale" / "terminology.csv"
+# Code terms and names that are right as they are, one word a line, in any number of files.
+WORDLISTS = ROOT / "locale" / "es" / "wordlist"
+
+sys.path.insert(0, str(ROOT / "tools"))
+from translation_check import coverage  # noqa: E402
+
+CATALOGS = sorted(PO_DIR.rglob("*.po"))
+PAGES = sorted(
+    p.relative_to(ROOT / "docs").with_suffix("").as_posix()
+    for p in (ROOT / "docs").rglob("*.md")
+    if "_build" not in p.parts
+)
+
+
+def catalog_name(path):
+    return path.relative_to(PO_DIR).with_suffix("").as_posix()
+
+
+def terminology():
+    with open(TERMS, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and set(rows[0]) >= {"english", "spanish", "rejected"}, rows[:1]
+    return rows
+
+
+def test_every_page_has_a_catalog():
+    names = {catalog_name(p) for p in CATALOGS}
+    missing = [p for p in PAGES if p not in names]
+    assert not missing, f"pages without a Spanish catalog (run make update-po): {missing}"
+    examples = sorted(p.stem for p in (ROOT / "examples").glob("plot_*.py"))
+    missing = [e for e in examples if f"auto_examples/{e}" not in names]
+    assert not missing, f"gallery examples without a Spanish catalog: {missing}"
+
+
+@pytest.mark.parametrize("po_path", CATALOGS, ids=catalog_name)
+def test_catalog_is_complete(po_path):
+    rel = po_path.relative_to(PO_DIR).as_posix()
+    [(name, done, total, untranslated, fuzzy)] = [row for row in coverage(PO_DIR) if row[0] == rel]
+    assert not untranslated, f"{name}: untranslated {[e.msgid[:60] for e in untranslated[:5]]}"
+    assert not fuzzy, f"{name}: fuzzy {[e.msgid[:60] for e in fuzzy[:5]]}"
+    assert done == total > 0
+
+
+def test_translation_check_fails_on_a_missing_message(tmp_path):
+    # The check itself must be able to fail.
+    po = polib.POFile()
+    po.metadata = {"Content-Type": "text/plain; charset=UTF-8"}
+    po.append(polib.POEntry(msgid="Attention", msgstr="Atención"))
+    po.append(polib.POEntry(msgid="Query", msgstr=""))
+    po.save(str(tmp_path / "page.po"))
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "translation_check.py"), str(tmp_path)],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 1 and "untranslated=1" in proc.stdout, proc.stdout
+
+
+def _entries():
+    for path in CATALOGS:
+        for e in polib.pofile(str(path)):
+            if not e.obsolete and e.msgstr:
+                yield catalog_name(path), e
+
+
+def _prose(text):
+    # Inline code, roles' targets and math are not Spanish prose.
+    text = re.sub(r"``.*?``|`[^`]*`|\$[^$]*\$", " ", text)
+    return text
+
+
+def test_terminology_rejected_terms_are_not_used():
+    rows = terminology()
+    found = []
+    for name, e in _entries():
+        text = _prose(e.msgstr).lower()
+        for row in rows:
+            for bad in filter(None, (w.strip().lower() for w in row["rejected"].split("|"))):
+                if re.search(rf"(?<!\w){re.escape(bad)}(?!\w)", text):
+                    found.append(f"{name}: {bad!r} (use {row['spanish']!r}) in {e.msgstr[:80]!r}")
+    assert not found, "\n".join(found[:30])
+
+
+def test_terminology_chosen_terms_are_used():
+    # Each fixed term appears in the catalogs wherever its English term is defined
+    # in the glossary, and somewhere in the book.
+    rows = terminology()
+    text = "\n".join(e.msgstr.lower() for _, e in _entries())
+    unused = [r["spanish"] for r in rows if r["spanish"].lower() not in text]
+    assert not unused, f"chosen Spanish terms never used: {unused}"
+
+
+def test_terminology_is_consistent_with_the_glossary():
+    glossary = PO_DIR / "glossary.po"
+    assert glossary.is_file()
+    texts = {e.msgid.strip().lower(): e.msgstr.strip().lower() for e in polib.pofile(str(glossary))}
+    wrong = []
+    for row in terminology():
+        # A glossary term is its own message; its translation starts with the chosen term.
+        msgstr = texts.get(row["english"].lower())
+        if msgstr is not None and not msgstr.startswith(row["spanish"].lower()):
+            wrong.append((row["english"], msgstr, row["spanish"]))
+    assert not wrong, wrong
+
+
+@pytest.mark.skipif(shutil.which("hunspell") is None, reason="needs Debian's hunspell (see README)")
+def test_spelling(tmp_path):
+    assert Path("/usr/share/hunspell/es_ES.dic").is_file(), "apt-get install hunspell-es"
+    words = sorted({w.strip() for f in WORDLISTS.glob("*.txt") for w in f.read_text(encoding="utf-8").splitlines() if w.strip()})
+    personal = tmp_path / "words.txt"
+    personal.write_text("\n".join(words) + "\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pospell", "-l", "es_ES", "-p", str(personal), *map(str, CATALOGS)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert proc.returncode == 0, f"misspelled words (fix them, or add code terms to {WORDLISTS}/):\n{proc.stdout[-4000:]}"
+
+
+@pytest.mark.skipif(shutil.which("msgcat") is None, reason="needs gettext's msgcat (see README)")
+def test_catalogs_are_wrapped_consistently():
+    proc = subprocess.run(
+        [sys.executable, "-m", "powrap", "--check", "--quiet", *map(str, CATALOGS)],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, f"run `python tools/po_tidy.py`: {proc.stdout}{proc.stderr}"
