@@ -8,9 +8,11 @@ Pages live in ``docs/`` (MyST notebooks executed by myst-nb), gallery scripts in
 ``examples/`` (executed by sphinx-gallery) and the Spanish catalogs in ``locale/``.
 """
 
-import os
 import shutil
 from pathlib import Path
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
 
 ROOT = Path(__file__).resolve().parent
 
@@ -153,7 +155,22 @@ def _per_language(app, config):
     config.project = config.html_title
 
 
+class DisplayMathIsNotTranslated(SphinxTransform):
+    """Keep display formulas out of the catalogs: LaTeX reads the same in both languages.
+
+    Runs before Sphinx's Locale transform (priority 20), so gettext never
+    extracts a ``math_block`` and the translated build keeps the English one.
+    """
+
+    default_priority = 10
+
+    def apply(self, **kwargs):
+        for node in self.document.findall(nodes.math_block):
+            node["translatable"] = False
+
+
 def setup(app):
+    app.add_transform(DisplayMathIsNotTranslated)
     app.connect("config-inited", _per_language)
     app.connect("html-page-context", _html_context)
     app.connect("build-finished", _finish_html)
