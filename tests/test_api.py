@@ -1,0 +1,98 @@
+"""The public API keeps the contract the book is written against."""
+import inspect
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import attn
+import attn.functional as AF
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+SIGNATURES = {
+    AF.scaled_dot_product_attention: "(q, k, v, mask=None, *, is_causal=False, dropout_p=0.0, scale=None, return_weights=False)",
+    AF.attention_weights: "(q, k, mask=None, *, is_causal=False, scale=None)",
+    AF.causal_mask: "(T_q, T_k=None, *, device=None)",
+    AF.padding_mask: "(lengths, max_len)",
+    AF.simplified_self_attention: "(x, return_weights=False)",
+    attn.journey: "()",
+    attn.SelfAttentionV1: "(d_in, d_out)",
+    attn.SelfAttentionV2: "(d_in, d_out, qkv_bias=False)",
+    attn.CausalAttention: "(d_in, d_out, context_length, dropout, qkv_bias=False)",
+    attn.MultiHeadAttentionWrapper: "(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)",
+    attn.MultiHeadAttention: "(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, causal=True, out_bias=True)",
+    attn.PrepareForMultiHeadAttention: "(d_model, heads, d_k, bias)",
+    attn.SeqFirstMultiHeadAttention: "(heads, d_model, dropout=0.0, bias=True, out_bias=True)",
+    attn.PositionalEncoding: "(d_model, max_len=5000, dropout=0.1)",
+    attn.TransformerInputBlock: "(vocab_size, d_model, num_heads, context_length=512, dropout=0.1, bias=False, causal=False)",
+}
+FORWARDS = {
+    attn.SelfAttentionV1: "(x, return_weights=False)",
+    attn.SelfAttentionV2: "(x, return_weights=False)",
+    attn.CausalAttention: "(x, return_weights=False)",
+    attn.MultiHeadAttention: "(x, key_padding_mask=None, return_weights=False)",
+    attn.TransformerInputBlock: "(tokens, key_padding_mask=None, return_weights=False)",
+    attn.PositionalEncoding: "(x)",
+}
+
+
+@pytest.mark.parametrize("obj", list(SIGNATURES), ids=lambda o: o.__name__)
+def test_signature(obj):
+    assert str(inspect.signature(obj)) == SIGNATURES[obj]
+
+
+@pytest.mark.parametrize("cls", list(FORWARDS), ids=lambda o: o.__name__)
+def test_forward_signature(cls):
+    assert str(inspect.signature(cls.forward)).replace("self, ", "") == FORWARDS[cls]
+
+
+@pytest.mark.parametrize("obj", list(SIGNATURES), ids=lambda o: o.__name__)
+def test_docstrings_give_shapes(obj):
+    doc = inspect.getdoc(obj) or ""
+    assert len(doc) > 80
+    if obj is not attn.journey:
+        assert "(" in doc and ("T" in doc or "seq" in doc or "d_" in doc)
+    if inspect.isclass(obj):
+        params = inspect.signature(obj).parameters
+        for name in params:  # every constructor argument is described
+            assert name in doc, f"{obj.__name__} docstring lacks {name}"
+
+
+def test_parameter_order():
+    names = [n for n, _ in attn.MultiHeadAttention(4, 4, 5, 0.0, 2).named_parameters()]
+    assert names == ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"]
+    names = [n for n, _ in attn.MultiHeadAttention(4, 4, 5, 0.0, 2, qkv_bias=True).named_parameters()]
+    assert names == ["W_query.weight", "W_query.bias", "W_key.weight", "W_key.bias",
+                     "W_value.weight", "W_value.bias", "out_proj.weight", "out_proj.bias"]
+    assert [n for n, _ in attn.SelfAttentionV1(2, 2).named_parameters()] == ["W_query", "W_key", "W_value"]
+    assert isinstance(attn.MultiHeadAttentionWrapper(2, 2, 3, 0.0, 2).heads, torch.nn.ModuleList)
+
+
+def test_import_needs_only_torch_and_runs_under_O():
+    code = "import sys, attn, attn.functional; print('matplotlib' in sys.modules)"
+    for flags in ([], ["-O"]):
+        out = subprocess.run([sys.executable, *flags, "-c", code], cwd=ROOT, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "False"
+
+
+def test_heatmap_draws_keys_on_x_and_queries_on_y():
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from attn import plot
+
+    tokens, inputs = attn.journey()
+    _, w = AF.simplified_self_attention(inputs, return_weights=True)
+    ax = plot.heatmap(w[:4, :], x_labels=tokens, y_labels=tokens[:4], title="$\\alpha$")
+    assert [t.get_text() for t in ax.get_xticklabels()] == tokens
+    assert [t.get_text() for t in ax.get_yticklabels()] == tokens[:4]
+    assert len(ax.texts) == 24  # small matrix: every value written
+    assert ax.texts[0].get_text() == format(w[0, 0].item(), ".2f")
+    assert ax.get_title() == "$\\alpha$"
+    assert ax.images[0].get_array().shape == (4, 6)
+    fig = plot.heatmap_grid(torch.rand(3, 5, 5), ncols=2)
+    assert len([a for a in fig.axes if a.images]) == 3
+    assert [a.get_title() for a in fig.axes if a.images] == ["$h_{1}$", "$h_{2}$", "$h_{3}$"]
+    plt.close("all")
