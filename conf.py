@@ -27,7 +27,7 @@ language = "en"
 locale_dirs = [str(ROOT / "locale")]
 gettext_compact = False
 gettext_uuid = False
-gettext_location = True
+gettext_location = False  # one catalog per page already says where; line numbers would churn
 
 extensions = [
     "myst_nb",

@@ -1,25 +1,52 @@
-"""Wrap every Spanish catalog the same way (powrap, 79 columns) so diffs stay small.
+"""Tidy the Spanish catalogs: a clean header, and one wrapping (powrap, 79 columns).
 
 Usage: python tools/po_tidy.py [locale/es/LC_MESSAGES] [--check]
+
+``sphinx-intl update`` creates catalogs whose header entry is marked fuzzy and
+filled with placeholders; a fuzzy header is dropped when Sphinx compiles the
+catalog, and with it the charset.  This script fixes the header, then wraps
+every catalog the same way so that diffs stay small.
 """
 
 import subprocess
 import sys
 from pathlib import Path
 
+import polib
+
+HEADER = {
+    "Last-Translator": "The attention book authors",
+    "Language-Team": "Spanish",
+    "Language": "es",
+    "Content-Type": "text/plain; charset=UTF-8",
+}
+
+
+def tidy_header(path):
+    po = polib.pofile(str(path), wrapwidth=79)
+    changed = po.metadata_is_fuzzy or any(po.metadata.get(k) != v for k, v in HEADER.items())
+    if changed:
+        po.metadata_is_fuzzy = False
+        po.metadata.update(HEADER)
+        po.metadata.pop("PO-Revision-Date", None)
+        po.header = "Spanish translation of the attention book."
+        po.save(str(path))
+    return changed
+
 
 def main(argv):
     check = "--check" in argv
     args = [a for a in argv[1:] if a != "--check"]
     po_dir = Path(args[0] if args else "locale/es/LC_MESSAGES")
-    files = sorted(str(p) for p in po_dir.rglob("*.po"))
+    files = sorted(po_dir.rglob("*.po"))
     if not files:
         print(f"no catalogs under {po_dir}")
         return 1
-    cmd = [sys.executable, "-m", "powrap", "--quiet"]
-    if check:
-        cmd.append("--check")
-    return subprocess.call(cmd + files)
+    if not check:
+        for path in files:
+            tidy_header(path)
+    cmd = [sys.executable, "-m", "powrap", "--quiet"] + (["--check"] if check else [])
+    return subprocess.call(cmd + [str(f) for f in files])
 
 
 if __name__ == "__main__":
