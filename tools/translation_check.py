@@ -34,8 +34,7 @@ def main(argv):
         pct = 100.0 * done / total if total else 100.0
         print(f"{name:<{width}}  {done:5d}/{total:<5d} {pct:6.1f}%  untranslated={len(untranslated)} fuzzy={len(fuzzy)}")
         for e in untranslated[:5] + fuzzy[:5]:
-            where = e.occurrences[0] if e.occurrences else ("?", "")
-            print(f"    {'fuzzy' if e.fuzzy else 'untranslated'}: {where[0]}:{where[1]}: {e.msgid[:70]!r}")
+            print(f"    {'fuzzy' if e.fuzzy else 'untranslated'}: {e.msgid[:70]!r}")
         bad += len(untranslated) + len(fuzzy)
     done = sum(r[1] for r in rows)
     total = sum(r[2] for r in rows)
