@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent
 
 # -- Project -------------------------------------------------------------------
 project = "Attention, from scratch"
-author = "The attention book authors"
+author = "the attention book authors"
 copyright = "2026, the attention book authors"
 release = "0.1.0"
 version = release
@@ -146,13 +146,29 @@ def _finish_html(app, exception):
             shutil.copy2(src, target)
 
 
-TITLES = {"en": "Attention, from scratch", "es": "Atención, desde cero"}
+# Config values are not translated by the catalogs: these are set per build.
+PER_LANGUAGE = {
+    "en": {
+        "html_title": "Attention, from scratch",
+        "author": "the attention book authors",
+        "nb_code_prompt_show": "Show code cell {type}",
+        "nb_code_prompt_hide": "Hide code cell {type}",
+    },
+    "es": {
+        "html_title": "Atención, desde cero",
+        "author": "los autores del libro de atención",
+        "nb_code_prompt_show": "Mostrar la celda de código",
+        "nb_code_prompt_hide": "Ocultar la celda de código",
+    },
+}
 
 
 def _per_language(app, config):
-    # Config values are not translated by the catalogs: set the title per build.
-    config.html_title = TITLES.get(config.language or "en", TITLES["en"])
-    config.project = config.html_title
+    values = PER_LANGUAGE.get(config.language or "en", PER_LANGUAGE["en"])
+    for name, value in values.items():
+        setattr(config, name, value)
+    config.project = values["html_title"]
+    config.copyright = f"2026, {values['author']}"
 
 
 class DisplayMathIsNotTranslated(SphinxTransform):
@@ -171,6 +187,6 @@ class DisplayMathIsNotTranslated(SphinxTransform):
 
 def setup(app):
     app.add_transform(DisplayMathIsNotTranslated)
-    app.connect("config-inited", _per_language)
+    app.connect("config-inited", _per_language, priority=100)
     app.connect("html-page-context", _html_context)
     app.connect("build-finished", _finish_html)
