@@ -109,6 +109,8 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
     "navigation_with_keys": False,
+    # The sidebar has the search field; no second one in a top bar.
+    "navbar_persistent": [],
 }
 
 # sphinx-copybutton: copy code without prompts or outputs.
