@@ -1,6 +1,6 @@
 """Tidy the Spanish catalogs: a clean header, and one wrapping (powrap, 79 columns).
 
-Usage: python tools/po_tidy.py [locale/es/LC_MESSAGES] [--check]
+Usage: python tools/po_tidy.py [locale/es/LC_MESSAGES | FILE.po ...] [--check]
 
 ``sphinx-intl update`` creates catalogs whose header entry is marked fuzzy and
 filled with placeholders; a fuzzy header is dropped when Sphinx compiles the
@@ -37,10 +37,10 @@ def tidy_header(path):
 def main(argv):
     check = "--check" in argv
     args = [a for a in argv[1:] if a != "--check"]
-    po_dir = Path(args[0] if args else "locale/es/LC_MESSAGES")
-    files = sorted(po_dir.rglob("*.po"))
+    paths = [Path(a) for a in args] or [Path("locale/es/LC_MESSAGES")]
+    files = sorted(f for p in paths for f in (p.rglob("*.po") if p.is_dir() else [p]))
     if not files:
-        print(f"no catalogs under {po_dir}")
+        print(f"no catalogs under {', '.join(map(str, paths))}")
         return 1
     if not check:
         for path in files:
