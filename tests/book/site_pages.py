@@ -1,0 +1,191 @@
+"""What the built book should contain, and static checks on its HTML.
+
+Helpers for ``test_browser.py``.  The pages to test are derived from the
+*sources* (``docs/`` and ``examples/``), so pytest can parametrise before the
+session fixture builds the site; ``test_every_built_page_is_tested`` then checks
+that the built folders hold exactly these pages.
+"""
+
+import functools
+import http.server
+import re
+import threading
+from html import unescape
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+EXAMPLES = ROOT / "examples"
+LANGS = ("en", "es")
+OTHER = {"en": "es", "es": "en"}
+
+# Pages Sphinx writes itself (py-modindex: the API page documents modules).
+GENERATED_PAGES = ("genindex", "search", "py-modindex")
+GALLERY = "auto_examples"
+
+
+def source_pages():
+    """Page names (``chapters/01_why_attention``) the sources produce, sorted."""
+    names = set(GENERATED_PAGES)
+    for path in DOCS.rglob("*"):
+        rel = path.relative_to(DOCS)
+        if path.suffix not in (".md", ".rst", ".ipynb") or not path.is_file():
+            continue
+        # _static, _templates; auto_examples is generated from examples/.
+        if rel.parts[0].startswith(("_", ".")) or rel.parts[0] == GALLERY:
+            continue
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        names.add(rel.with_suffix("").as_posix())
+    if (EXAMPLES / "README.rst").is_file() or (EXAMPLES / "README.txt").is_file():
+        names.add(f"{GALLERY}/index")
+    for script in gallery_scripts():
+        names.add(f"{GALLERY}/{script.stem}")
+    return sorted(names)
+
+
+def gallery_scripts():
+    """The gallery's example scripts, ``examples/plot_*.py``."""
+    return sorted(EXAMPLES.glob("plot_*.py"))
+
+
+def built_pages(site, lang):
+    """Page names of the HTML files built for ``lang`` (outside ``_`` folders)."""
+    base = site / lang
+    names = set()
+    for path in base.rglob("*.html"):
+        rel = path.relative_to(base)
+        if rel.parts[0].startswith("_"):
+            continue
+        names.add(rel.with_suffix("").as_posix())
+    return names
+
+
+class _Collector(HTMLParser):
+    """Ids, links, math elements and code blocks of one HTML page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids = set()
+        self.links = []  # (href, class attribute)
+        self.math = 0
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for key in ("id", "name"):
+            if attrs.get(key) and (key == "id" or tag == "a"):
+                self.ids.add(attrs[key])
+        cls = attrs.get("class") or ""
+        if tag == "a" and attrs.get("href") is not None:
+            self.links.append((attrs["href"], cls))
+        if tag in ("span", "div") and "math" in cls.split():
+            self.math += 1
+        if tag == "title":
+            self._in_title = True
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+
+
+@functools.lru_cache(maxsize=None)
+def parse(path):
+    """Parsed facts about the HTML file at ``path`` (cached: pages link a lot)."""
+    collector = _Collector()
+    collector.feed(Path(path).read_text(encoding="utf-8"))
+    collector.close()
+    return collector
+
+
+def is_external(href):
+    parts = urlsplit(href)
+    return bool(parts.scheme or parts.netloc) and parts.scheme != "file"
+
+
+def check_links(site, lang, page):
+    """Problems with the internal links of one page, and its external links.
+
+    Every ``<a href>`` that is not external must point to a file inside the
+    built site, and its ``#fragment`` (if any) to an ``id`` in that file.
+    Returns ``(problems, external)``: two lists of strings.
+    """
+    src = site / lang / f"{page}.html"
+    base = f"http://site/{lang}/{page}.html"
+    problems, external = [], []
+    for href, _cls in parse(src).links:
+        href = href.strip()
+        if not href or href.startswith(("mailto:", "javascript:", "tel:")):
+            continue
+        if is_external(href):
+            external.append(href)
+            continue
+        url = urlsplit(urljoin(base, href))
+        path = unquote(url.path).lstrip("/")
+        target = site / path
+        if href.startswith("#"):
+            target = src
+        elif not target.resolve().is_relative_to(site.resolve()):
+            problems.append(f"{href!r} leaves the site")
+            continue
+        elif target.is_dir():
+            target = target / "index.html"
+        if not target.is_file():
+            problems.append(f"{href!r}: no file {target.relative_to(site)}")
+            continue
+        fragment = unquote(url.fragment)
+        if fragment and target.suffix == ".html" and fragment not in parse(target).ids:
+            problems.append(
+                f"{href!r}: no element with id {fragment!r} in {target.relative_to(site)}"
+            )
+    return problems, external
+
+
+_TAGS = re.compile(r"<[^>]+>")
+_PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", re.S)
+
+
+def code_blocks(path):
+    """The text of every ``<pre>`` block of a page, tags stripped."""
+    html = Path(path).read_text(encoding="utf-8")
+    return [unescape(_TAGS.sub("", block)) for block in _PRE.findall(html)]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".ipynb": "application/x-ipynb+json",
+        ".js": "text/javascript",
+        ".woff": "font/woff",
+        ".woff2": "font/woff2",
+    }
+
+    def log_message(self, format, *args):
+        pass
+
+
+class SiteServer:
+    """A threaded ``http.server`` on 127.0.0.1, an ephemeral port, serving ``root``."""
+
+    def __init__(self, root):
+        handler = functools.partial(_Quiet, directory=str(root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=10)

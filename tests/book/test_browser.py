@@ -1,0 +1,522 @@
+"""The built book in a real browser, offline, as a reader meets it.
+
+Debian's Chromium (``/usr/bin/chromium``) driven by Playwright's Python package,
+headless, against ``_build/html`` served on 127.0.0.1.  Every request that
+leaves 127.0.0.1 is blocked and reported.  The pages are derived from the
+sources (see ``site_pages.py``), both languages:
+
+- each page loads with no console error, no failed request, every image
+  decoded, its math typeset by MathJax and its language switcher leading to
+  the same page in the other language;
+- each page's internal links and anchors resolve (checked statically);
+- search, the gallery's downloads, the copy button and the root redirect work;
+- screenshots of three pages per language at desktop and phone widths are
+  written to ``_build/screenshots/`` for a person to look at.
+
+External links are never requested: they are listed in
+``_build/screenshots/external-links.txt``.
+"""
+
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright import sync_api
+
+from site_pages import (
+    GALLERY,
+    LANGS,
+    OTHER,
+    ROOT,
+    SiteServer,
+    built_pages,
+    check_links,
+    code_blocks,
+    gallery_scripts,
+    parse,
+    source_pages,
+)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+TIMEOUT_MS = 20_000
+
+PAGES = source_pages()
+PAGE_PARAMS = [pytest.param(lang, page, id=f"{lang}/{page}") for lang in LANGS for page in PAGES]
+
+
+def _first(candidates, fallback):
+    for name in candidates:
+        if name in PAGES:
+            return name
+    return fallback
+
+
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+EXAMPLE_PAGES = [f"{GALLERY}/{s.stem}" for s in gallery_scripts()]
+# Three pages per language for the screenshots: the landing page, a chapter
+# with code, output, maths and a figure, and a gallery example (or the API).
+SHOT_PAGES = [
+    "index",
+    _first(["chapters/02_simplified_attention"], CHAPTERS[0] if CHAPTERS else "api"),
+    EXAMPLE_PAGES[0] if EXAMPLE_PAGES else "api",
+]
+
+# Search: a term and the page it must find, per language.  "softmax" is the
+# same word in both languages (the index of each language must find it);
+# "atención" is a Spanish word that the Spanish book's translated pages carry
+# (starting with the title of its landing page, "Atención, desde cero").
+SEARCHES = [
+    pytest.param("en", "softmax", "chapters/02_simplified_attention", id="en-softmax"),
+    pytest.param("es", "softmax", "chapters/02_simplified_attention", id="es-softmax"),
+    pytest.param("es", "atención", None, id="es-atencion"),
+]
+
+
+def _is_local(url):
+    parts = urlsplit(url)
+    if parts.scheme in ("data", "blob", "about", "file", "chrome-error"):
+        return True
+    return parts.hostname == "127.0.0.1"
+
+
+# -- fixtures ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(site_dir):
+    return Path(site_dir)
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    with SiteServer(site) as srv:
+        yield srv.url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Offsite:
+    """Blocks every request that leaves 127.0.0.1 in a context, and remembers it."""
+
+    def __init__(self, context):
+        self.urls = []
+        context.route(lambda url: not _is_local(url), self._block)
+
+    def _block(self, route):
+        self.urls.append(route.request.url)
+        route.abort("blockedbyclient")
+
+
+def _new_context(browser, **kwargs):
+    kwargs.setdefault("viewport", DESKTOP)
+    context = browser.new_context(**kwargs)
+    context.set_default_timeout(TIMEOUT_MS)
+    context.offsite = Offsite(context)
+    return context
+
+
+@pytest.fixture(scope="module")
+def context(browser):
+    ctx = _new_context(browser)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="module")
+def external_links(site):
+    found = {}
+    yield found
+    out = site.parent / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [f"{url}\t{', '.join(sorted(pages))}" for url, pages in sorted(found.items())]
+    (out / "external-links.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+class Recorder:
+    """What went wrong while a page was open: console errors, failed requests."""
+
+    def __init__(self, page):
+        self.problems = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda err: self.problems.append(f"uncaught exception: {err}"))
+        page.on("requestfailed", self._failed)
+        page.on("response", self._response)
+
+    def _console(self, msg):
+        if msg.type == "error":
+            self.problems.append(f"console error: {msg.text} (at {msg.location.get('url')})")
+
+    def _failed(self, request):
+        self.problems.append(f"request failed: {request.url} ({request.failure})")
+
+    def _response(self, response):
+        if response.status >= 400:
+            self.problems.append(f"HTTP {response.status}: {response.url}")
+
+
+def _open(context, url):
+    page = context.new_page()
+    rec = Recorder(page)
+    response = page.goto(url, wait_until="load")
+    return page, rec, response
+
+
+# JavaScript run in the page ------------------------------------------------------
+
+# Every <img> loaded and decoded; lazy ones are made eager first.
+JS_BROKEN_IMAGES = """async () => {
+  const imgs = Array.from(document.images);
+  imgs.forEach((img) => { img.loading = "eager"; });
+  await Promise.all(imgs.map((img) => img.decode().catch(() => null)));
+  return imgs.filter((img) => !img.complete || img.naturalWidth === 0)
+             .map((img) => img.currentSrc || img.src || img.outerHTML.slice(0, 120));
+}"""
+
+# The text a reader sees outside code and typeset math.
+JS_PROSE_TEXT = """() => {
+  const skip = "pre, code, script, style, textarea, mjx-container, mjx-assistive-mml, .highlight";
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const parts = [];
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node.parentElement && node.parentElement.closest(skip)) continue;
+    parts.push(node.nodeValue);
+  }
+  return parts.join("");
+}"""
+
+# .math elements MathJax left untypeset.
+JS_RAW_MATH = """() => Array.from(document.querySelectorAll(".math"))
+  .filter((el) => !el.querySelector("mjx-container"))
+  .map((el) => el.textContent.trim().slice(0, 80))"""
+
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\\begin\{|\$\$|\$[^$\s][^$]{0,200}?\$")
+
+
+def _check_math(page, has_math):
+    problems = []
+    if has_math and not page.locator("script[src*='mathjax']").count():
+        raw = page.evaluate(JS_RAW_MATH)
+        problems.append(f"{len(raw)} math element(s) but no MathJax script on the page, e.g. {raw[:3]}")
+    elif has_math:
+        try:
+            page.wait_for_function(
+                "() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                timeout=TIMEOUT_MS,
+            )
+            page.evaluate("() => MathJax.startup.promise.then(() => true)")
+        except sync_api.Error as err:
+            return [f"math on the page but MathJax never started: {err.message.splitlines()[0]}"]
+        raw = page.evaluate(JS_RAW_MATH)
+        if raw:
+            problems.append(f"{len(raw)} math element(s) not typeset, e.g. {raw[:3]}")
+        if not page.locator("mjx-container").count():
+            problems.append("no mjx-container: MathJax typeset nothing")
+    text = page.evaluate(JS_PROSE_TEXT)
+    leftovers = sorted({m.group(0)[:60] for m in RAW_TEX.finditer(text)})
+    if leftovers:
+        problems.append(f"raw TeX left in the text: {leftovers[:5]}")
+    return problems
+
+
+# -- the site as a whole ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_built_page_is_tested(site, lang):
+    built = built_pages(site, lang)
+    expected = set(PAGES)
+    assert built == expected, (
+        f"{site / lang}: pages built but not derived from the sources (stale or "
+        f"unexpected): {sorted(built - expected)}; pages the sources should produce "
+        f"but were not built: {sorted(expected - built)}"
+    )
+
+
+# -- every page ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang, page_name", PAGE_PARAMS)
+def test_links_resolve(site, lang, page_name, external_links):
+    path = site / lang / f"{page_name}.html"
+    assert path.is_file(), f"{path} was not built"
+    problems, external = check_links(site, lang, page_name)
+    for url in external:
+        external_links.setdefault(url, set()).add(f"{lang}/{page_name}")
+    assert not problems, f"{lang}/{page_name}.html has broken links:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("lang, page_name", PAGE_PARAMS)
+def test_page_in_browser(site, server, context, lang, page_name):
+    path = site / lang / f"{page_name}.html"
+    assert path.is_file(), f"{path} was not built"
+    url = f"{server}/{lang}/{page_name}.html"
+    offsite_before = len(context.offsite.urls)
+    page, rec, response = _open(context, url)
+    problems = []
+    try:
+        assert response is not None and response.status == 200, f"{url}: {response}"
+        problems += _check_math(page, parse(path).math > 0)
+        broken = page.evaluate(JS_BROKEN_IMAGES)
+        if broken:
+            problems.append(f"image(s) with no pixels: {broken}")
+        # Late requests (MathJax fonts and extensions) get their chance to fail.
+        page.wait_for_load_state("networkidle")
+        problems += rec.problems
+        offsite = context.offsite.urls[offsite_before:]
+        if offsite:
+            problems.append(f"request(s) leaving 127.0.0.1 (blocked): {offsite}")
+
+        # The language switcher opens this page in the other language.
+        other = OTHER[lang]
+        switch = page.locator("a.lang-switch")
+        if switch.count() != 1:
+            problems.append(f"{switch.count()} a.lang-switch links, expected 1")
+        else:
+            target = f"{server}/{other}/{page_name}.html"
+            switch.click()
+            try:
+                page.wait_for_url(target, wait_until="domcontentloaded")
+                got_lang = page.evaluate("() => document.documentElement.lang")
+                if got_lang != other:
+                    problems.append(f"switcher led to {page.url} whose html[lang] is {got_lang!r}, not {other!r}")
+            except sync_api.Error:
+                problems.append(f"switcher led to {page.url}, expected {target}")
+    finally:
+        page.close()
+    assert not problems, f"{url}:\n  " + "\n  ".join(problems)
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang, term, expected", SEARCHES)
+def test_search_finds(server, context, lang, term, expected):
+    url = f"{server}/{lang}/search.html?q={term}"
+    page, rec, _ = _open(context, url)
+    try:
+        page.wait_for_function(
+            "() => (document.querySelector('#search-results .search-summary')?.innerText || '').trim()",
+            timeout=TIMEOUT_MS,
+        )
+        hrefs = page.eval_on_selector_all(
+            "#search-results ul.search li a", "els => els.map((a) => a.href)"
+        )
+        summary = page.inner_text("#search-results .search-summary")
+    finally:
+        page.close()
+    pages = [urlsplit(h).path for h in hrefs]
+    assert pages, f"{url}: no result for {term!r} ({summary!r})"
+    base = f"/{lang}/"
+    assert all(p.startswith(base) and p.endswith(".html") for p in pages), (
+        f"{url}: results outside the {lang} book or not pages: {pages}"
+    )
+    if expected is not None:
+        assert f"{base}{expected}.html" in pages, (
+            f"{url}: {expected} not among the results {pages}"
+        )
+    assert not rec.problems, f"{url}: " + "; ".join(rec.problems)
+
+
+# -- gallery downloads --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_gallery_downloads(server, context, lang):
+    scripts = gallery_scripts()
+    assert scripts, "no examples/plot_*.py: the gallery is empty"
+    for script in scripts:
+        url = f"{server}/{lang}/{GALLERY}/{script.stem}.html"
+        page, rec, _ = _open(context, url)
+        try:
+            links = {
+                kind: page.eval_on_selector_all(
+                    f".sphx-glr-download-{kind} a", "els => els.map((a) => a.href)"
+                )
+                for kind in ("python", "jupyter")
+            }
+            for kind, suffix in (("python", ".py"), ("jupyter", ".ipynb")):
+                assert len(links[kind]) == 1, f"{url}: {len(links[kind])} {suffix} download links"
+                href = links[kind][0]
+                assert href.endswith(f"/{script.stem}{suffix}"), f"{url}: {suffix} link is {href}"
+                resp = context.request.get(href)
+                body = resp.body()
+                assert resp.status == 200 and body, f"{href}: HTTP {resp.status}, {len(body)} bytes"
+                if suffix == ".py":
+                    assert body == script.read_bytes(), f"{href} is not {script.relative_to(ROOT)}"
+                else:
+                    nb = json.loads(body)
+                    code = "".join(
+                        "".join(c["source"]) for c in nb.get("cells", []) if c.get("cell_type") == "code"
+                    )
+                    assert nb.get("nbformat") == 4 and "import" in code, (
+                        f"{href}: not a notebook with the example's code"
+                    )
+            # The browser itself downloads the script (the links carry `download`).
+            with page.expect_download() as info:
+                page.click(".sphx-glr-download-python a")
+            saved = Path(info.value.path())
+            assert saved.read_bytes() == script.read_bytes(), (
+                f"{url}: the downloaded {info.value.suggested_filename} differs from {script.name}"
+            )
+            zips = page.eval_on_selector_all(
+                ".sphx-glr-download-zip a", "els => els.map((a) => a.href)"
+            )
+            for href in zips:
+                resp = context.request.get(href)
+                assert resp.status == 200, f"{href}: HTTP {resp.status}"
+                names = zipfile.ZipFile(io.BytesIO(resp.body())).namelist()
+                assert {f"{script.stem}.py", f"{script.stem}.ipynb"} <= set(names), (
+                    f"{href}: holds {names}"
+                )
+            assert not rec.problems, f"{url}: " + "; ".join(rec.problems)
+        finally:
+            page.close()
+
+
+# -- copy button ------------------------------------------------------------------------
+
+PROMPT = re.compile(r"^(>>> |\.\.\. )")
+
+JS_BLOCK_INDEX = """(start) => Array.from(document.querySelectorAll("div.highlight pre"))
+  .findIndex((pre) => pre.innerText.startsWith(start))"""
+
+
+def _lines(text):
+    return [line.rstrip() for line in text.strip("\n").splitlines() if line.strip()]
+
+
+def _copy(page, block):
+    """Click the copy button of a ``div.highlight`` and return the clipboard."""
+    page.evaluate("() => navigator.clipboard.writeText('')")
+    block.hover()
+    block.locator(".copybtn").click()
+    page.wait_for_function("() => navigator.clipboard.readText().then((t) => t.length > 0)")
+    return page.evaluate("() => navigator.clipboard.readText()")
+
+
+def _prompted_block(site, lang):
+    for name in PAGES:
+        path = site / lang / f"{name}.html"
+        if path.is_file() and any(b.startswith(">>> ") for b in code_blocks(path)):
+            return name
+    return None
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_copy_button(site, server, browser, lang):
+    ctx = _new_context(browser)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    try:
+        # A code cell with output: the button copies the code, not the output.
+        chapter = next(
+            (
+                name
+                for name in CHAPTERS
+                if "cell_output" in (site / lang / f"{name}.html").read_text(encoding="utf-8")
+            ),
+            None,
+        ) if all((site / lang / f"{n}.html").is_file() for n in CHAPTERS) else None
+        assert chapter, f"no built chapter in {lang} has a code cell with output"
+        url = f"{server}/{lang}/{chapter}.html"
+        page = ctx.new_page()
+        page.goto(url)
+        cell = page.locator("div.cell:has(.cell_output)").first
+        code = cell.locator(".cell_input pre").inner_text()
+        output = cell.locator(".cell_output").inner_text()
+        copied = _copy(page, cell.locator(".cell_input div.highlight"))
+        assert _lines(copied) == _lines(code), f"{url}: copied {copied!r}, the cell's code is {code!r}"
+        out_lines = [line for line in _lines(output) if line not in _lines(code)]
+        assert not any(line in _lines(copied) for line in out_lines), (
+            f"{url}: the copied text holds the cell's output: {copied!r}"
+        )
+        page.close()
+
+        # A block with >>> prompts, where the book has one: prompts and output stay out.
+        name = _prompted_block(site, lang)
+        if name is not None:
+            url = f"{server}/{lang}/{name}.html"
+            page = ctx.new_page()
+            page.goto(url)
+            index = page.evaluate(JS_BLOCK_INDEX, ">>> ")
+            block = page.locator("div.highlight").nth(index)
+            shown = block.locator("pre").inner_text()
+            copied = _copy(page, block)
+            want = [PROMPT.sub("", line) for line in _lines(shown) if PROMPT.match(line)]
+            assert ">>>" not in copied, f"{url}: copied text keeps a prompt: {copied!r}"
+            assert _lines(copied) == want, f"{url}: copied {copied!r}, expected {want!r}"
+            page.close()
+    finally:
+        ctx.close()
+
+
+# -- the root page, opened from disk ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "locale, lang", [("en-US", "en"), ("es-ES", "es"), ("fr-FR", "en")]
+)
+def test_root_index_redirects_from_disk(site, browser, locale, lang):
+    ctx = _new_context(browser, locale=locale)
+    try:
+        page = ctx.new_page()
+        rec = Recorder(page)
+        start = (site / "index.html").resolve().as_uri()
+        target = (site / lang / "index.html").resolve().as_uri()
+        page.goto(start)
+        page.wait_for_url(target, wait_until="load")
+        assert page.evaluate("() => document.documentElement.lang") == lang, (
+            f"{start} with locale {locale} reached {page.url}"
+        )
+        page.wait_for_load_state("networkidle")
+        assert not rec.problems, f"{target} opened from disk: " + "; ".join(rec.problems)
+        assert not ctx.offsite.urls, f"{target}: requests leaving the machine: {ctx.offsite.urls}"
+    finally:
+        ctx.close()
+
+
+# -- screenshots for a person to look at ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width_name, viewport", [("desktop", DESKTOP), ("phone", PHONE)])
+@pytest.mark.parametrize("lang", LANGS)
+def test_screenshots(site, server, browser, lang, width_name, viewport):
+    out = site.parent / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = _new_context(browser, viewport=viewport, is_mobile=width_name == "phone")
+    try:
+        for name in SHOT_PAGES:
+            page = ctx.new_page()
+            url = f"{server}/{lang}/{name}.html"
+            page.goto(url, wait_until="load")
+            page.wait_for_function("() => !window.MathJax || !MathJax.startup || MathJax.startup.promise")
+            page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise.then(() => 1) : 1")
+            page.evaluate("() => document.fonts.ready.then(() => 1)")
+            shot = out / f"{lang}-{name.replace('/', '-')}-{width_name}.png"
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000, f"{shot}: suspiciously small screenshot of {url}"
+            page.close()
+    finally:
+        ctx.close()
