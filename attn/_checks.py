@@ -53,13 +53,19 @@ def divisible(name, value, divisor_name, divisor):
         )
 
 
-def sequence(name, x, d_in, context_length=None, *, d_name="d_in"):
+def sequence(name, x, d_in, context_length=None, *, d_name="d_in", dtype=None):
     """Check a sequence input ``x`` of shape ``(T, d_in)`` or ``(B, T, d_in)``.
 
+    With ``dtype`` given, ``x`` must have that dtype (the module's weights' dtype).
     Returns ``(x3, unbatched)`` where ``x3`` has shape ``(B, T, d_in)`` (a view with
     ``B = 1`` for unbatched input) and ``unbatched`` says whether a batch axis was added.
     """
     tensor(name, x, floating=True)
+    if dtype is not None and x.dtype != dtype:
+        raise TypeError(
+            f"{name} must have dtype {dtype} like the module's weights, got {x.dtype} "
+            f"(convert one of them, e.g. {name}.to({dtype}) or module.to({x.dtype}))"
+        )
     if x.dim() not in (2, 3):
         raise ValueError(
             f"{name} must have shape (T, {d_name}) or (B, T, {d_name}), "

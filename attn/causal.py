@@ -63,7 +63,7 @@ class CausalAttention(nn.Module):
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``.
         """
-        _checks.sequence("x", x, self.d_in, self.context_length)
+        _checks.sequence("x", x, self.d_in, self.context_length, dtype=self.W_query.weight.dtype)
         _checks.flag("return_weights", return_weights)
         T = x.size(-2)
         q = self.W_query(x)  # (..., T, d_in) -> (..., T, d_out)

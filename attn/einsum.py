@@ -149,6 +149,11 @@ class SeqFirstMultiHeadAttention(nn.Module):
                 raise ValueError(
                     f"{name} must have shape [seq, batch, d_model={self.d_model}], got {list(t.shape)}"
                 )
+            if t.dtype != self.output.weight.dtype:
+                raise TypeError(
+                    f"{name} must have dtype {self.output.weight.dtype} like the module's weights, "
+                    f"got {t.dtype}"
+                )
         if key.shape != value.shape or key.size(1) != query.size(1):
             raise ValueError(
                 f"key and value must have shape [seq_k, batch={query.size(1)}, d_model], got "

@@ -149,7 +149,8 @@ class MultiHeadAttention(nn.Module):
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``
             with ``weights`` of shape ``(..., h, T, T)``.
         """
-        x, unbatched = _checks.sequence("x", x, self.d_in, self.context_length)
+        dtype = self.W_query.weight.dtype
+        x, unbatched = _checks.sequence("x", x, self.d_in, self.context_length, dtype=dtype)
         _checks.flag("return_weights", return_weights)
         B, T, _ = x.shape
         mask = None

@@ -58,7 +58,7 @@ class SelfAttentionV1(nn.Module):
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``.
         """
-        _checks.sequence("x", x, self.d_in)
+        _checks.sequence("x", x, self.d_in, dtype=self.W_query.dtype)
         _checks.flag("return_weights", return_weights)
         q = x @ self.W_query  # (..., T, d_in) @ (d_in, d_out) -> (..., T, d_out)
         k = x @ self.W_key
@@ -105,7 +105,7 @@ class SelfAttentionV2(nn.Module):
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``.
         """
-        _checks.sequence("x", x, self.d_in)
+        _checks.sequence("x", x, self.d_in, dtype=self.W_query.weight.dtype)
         _checks.flag("return_weights", return_weights)
         q = self.W_query(x)  # (..., T, d_in) -> (..., T, d_out)
         k = self.W_key(x)

@@ -67,6 +67,27 @@ def test_last_dimension_not_d_in(make):
         m(torch.ones(2, 3, dtype=torch.long))
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: attn.SelfAttentionV1(3, 2),
+        lambda: attn.SelfAttentionV2(3, 2),
+        lambda: attn.CausalAttention(3, 2, 8, 0.0),
+        lambda: attn.MultiHeadAttentionWrapper(3, 2, 8, 0.0, 2),
+        lambda: attn.MultiHeadAttention(3, 4, 8, 0.0, 2),
+    ],
+)
+def test_dtype_differs_from_the_weights(make):
+    m = make()
+    with pytest.raises(TypeError, match=r"x must have dtype torch.float32 like the module's weights, got torch.float64"):
+        m(torch.randn(2, 5, 3, dtype=torch.float64))
+    assert m.double()(torch.randn(2, 5, 3, dtype=torch.float64)).dtype == torch.float64
+    seq = attn.SeqFirstMultiHeadAttention(2, 4)
+    x = torch.randn(3, 2, 4, dtype=torch.float64)
+    with pytest.raises(TypeError, match=r"query must have dtype torch.float32"):
+        seq(x, x, x)
+
+
 def test_last_dimension_not_d_model():
     with pytest.raises(ValueError, match=r"x.*d_model=4"):
         attn.PositionalEncoding(4)(torch.randn(2, 3, 5))
