@@ -82,7 +82,10 @@ def heatmap(
     ax.set_xticks(range(T_k))
     ax.set_yticks(range(T_q))
     ax.xaxis.tick_top()
-    ax.set_xticklabels(x_labels if x_labels is not None else range(T_k), rotation=45 if x_labels else 0, ha="left" if x_labels else "center")
+    if x_labels is not None:
+        ax.set_xticklabels(x_labels, rotation=45, ha="left")
+    else:
+        ax.set_xticklabels(range(T_k))
     ax.set_yticklabels(y_labels if y_labels is not None else range(T_q))
     if xlabel:
         ax.set_xlabel(xlabel)
