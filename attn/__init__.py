@@ -10,12 +10,12 @@ Modules, in the order the book teaches them:
 - :class:`PrepareForMultiHeadAttention`, :class:`SeqFirstMultiHeadAttention`: the
   sequence-first ``einsum`` formulation;
 - :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
-- :mod:`attn.plot`: the shared heatmap (needs matplotlib);
+- :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
 - :func:`journey`: the notes' six-token example.
 
 Depends only on PyTorch.
 """
-from . import functional
+from . import functional, plot
 from .causal import CausalAttention
 from .data import journey
 from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
@@ -26,6 +26,7 @@ from .self_attention import SelfAttentionV1, SelfAttentionV2
 
 __all__ = [
     "functional",
+    "plot",
     "journey",
     "SelfAttentionV1",
     "SelfAttentionV2",
