@@ -9,6 +9,7 @@ that the built folders hold exactly these pages.
 import functools
 import http.server
 import re
+import sys
 import threading
 from html import unescape
 from html.parser import HTMLParser
@@ -171,13 +172,21 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A browser that closes a page while a file is still on its way.
+        if not isinstance(sys.exception(), (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class SiteServer:
     """A threaded ``http.server`` on 127.0.0.1, an ephemeral port, serving ``root``."""
 
     def __init__(self, root):
         handler = functools.partial(_Quiet, directory=str(root))
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
