@@ -61,7 +61,7 @@ nb_execution_mode = "cache"
 nb_execution_cache_path = str(ROOT / "_build" / ".jupyter_cache")
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
-nb_execution_timeout = 240
+nb_execution_timeout = 600
 nb_merge_streams = True
 
 # -- sphinx-gallery ----------------------------------------------------------------
