@@ -63,6 +63,13 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_execution_timeout = 600
 nb_merge_streams = True
+# myst-nb writes each executed notebook and its figures to <outdir>/../jupyter_execute,
+# which for _build/html/en is inside the published site. It has no setting for this,
+# so point its folder constant next to the cache instead (an absolute path wins in
+# its Path.joinpath); the folder must survive between builds for incremental builds.
+import myst_nb.sphinx_ext  # noqa: E402
+
+myst_nb.sphinx_ext.OUTPUT_FOLDER = str(ROOT / "_build" / "jupyter_execute")
 
 # -- sphinx-gallery ----------------------------------------------------------------
 sphinx_gallery_conf = {
@@ -133,9 +140,6 @@ def _html_context(app, pagename, templatename, context, doctree):
 def _finish_html(app, exception):
     if exception is not None or app.builder.format != "html":
         return
-    # myst-nb writes executed notebooks next to the output folder
-    # (_build/html/jupyter_execute): working files, not part of the site.
-    shutil.rmtree(Path(app.outdir).parent / "jupyter_execute", ignore_errors=True)
     # MathJax v3 (tex-chtml) with its fonts, menu and accessibility parts.
     dest = Path(app.outdir) / "_static" / "mathjax" / "es5"
     for part in MATHJAX_PARTS:
