@@ -357,11 +357,12 @@ def test_search_finds(server, context, lang, term, expected):
     page, rec, _ = _open(context, url)
     try:
         # searchtools.js retitles the results "Search Results" (translated)
-        # when it has listed them all.  (Not the summary line: Sphinx 9.0's
+        # when it has listed them all.  (`Documentation` is a top-level `const`
+        # of Sphinx's doctools.js: a global binding, not a property of window.)  (Not the summary line: Sphinx 9.0's
         # Spanish catalog translates "Search finished, found N pages" to "".)
         page.wait_for_function(
             """() => (document.querySelector('#search-results h2')?.innerText || '')
-                     === Documentation.gettext('Search Results')""",
+                     === (typeof Documentation !== 'undefined' && Documentation.gettext('Search Results'))""",
             timeout=TIMEOUT_MS,
         )
         hrefs = page.eval_on_selector_all(
