@@ -144,3 +144,35 @@ def test_root_index_sends_readers_to_a_language(site_dir):
     assert 'href="en/index.html"' in html and 'href="es/index.html"' in html
     assert "navigator.language" in html
     assert not (site_dir / "jupyter_execute").exists(), "executed notebooks leaked into the site"
+
+
+# Role markup that a reader should never see: MyST roles and reST roles left
+# unparsed (a translated message keeps its page's syntax: MyST on .md pages,
+# reST on the API page and the gallery).
+RAW_ROLE = re.compile(r"\{(term|ref|doc|numref|eq|math)\}`|:(math|func|class|meth|ref|doc|term|download):`")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", PAGES)
+def test_no_raw_role_markup_in_the_prose(site_dir, lang, page):
+    doc = soup(site_dir, lang, page)
+    raw = [
+        str(text).strip()[:80]
+        for text in doc.find_all(string=RAW_ROLE)
+        if not text.find_parent(["pre", "code", "script", "style"])
+    ]
+    assert not raw, f"{lang}/{page}: role markup shown as text: {raw[:3]}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_spanish_page_is_translated(site_dir, page):
+    # Each page's title and first paragraph come from the Spanish catalog.
+    def head(lang):
+        main = soup(site_dir, lang, page).select_one("article") or soup(site_dir, lang, page)
+        h1 = main.find("h1").get_text(" ", strip=True)
+        p = main.find("p")
+        return h1, p.get_text(" ", strip=True) if p else ""
+
+    en, es = head("en"), head("es")
+    assert en[0] != es[0], f"es/{page}: the title is the English one: {es[0]!r}"
+    assert en[1] != es[1], f"es/{page}: the first paragraph is the English one: {es[1][:80]!r}"

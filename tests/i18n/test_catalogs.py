@@ -28,8 +28,8 @@ from translation_check import coverage  # noqa: E402
 CATALOGS = sorted(PO_DIR.rglob("*.po"))
 PAGES = sorted(
     p.relative_to(ROOT / "docs").with_suffix("").as_posix()
-    for p in (ROOT / "docs").rglob("*.md")
-    if "_build" not in p.parts
+    for p in (ROOT / "docs").rglob("*")
+    if p.suffix in (".md", ".rst") and "_build" not in p.parts and "auto_examples" not in p.parts
 )
 
 
