@@ -7,8 +7,8 @@ A tiny model learns, in a few seconds on a CPU, to output
 previous token and the first token. The model is an embedding, the sinusoidal
 :class:`attn.PositionalEncoding`, a causal :class:`attn.MultiHeadAttention` with two heads
 and a small readout. After training, one head reads the first token and the other the
-previous one. Companion of :ref:`ch-09`, which trains a larger run and measures the heads
-in detail.
+previous one. Companion of :ref:`ch-09`, which trains longer, on longer sequences, and
+measures the heads in detail.
 """
 
 # %%
