@@ -4,8 +4,8 @@ Usage: python tools/po_tidy.py [locale/es/LC_MESSAGES | FILE.po ...] [--check]
 
 ``sphinx-intl update`` creates catalogs whose header entry is marked fuzzy and
 filled with placeholders; a fuzzy header is dropped when Sphinx compiles the
-catalog, and with it the charset.  This script fixes the header, then wraps
-every catalog the same way so that diffs stay small.
+catalog, and with it the charset.  This script fixes the header, drops obsolete
+(``#~``) messages, then wraps every catalog the same way so that diffs stay small.
 """
 
 import subprocess
@@ -25,6 +25,12 @@ HEADER = {
 def tidy_header(path):
     po = polib.pofile(str(path), wrapwidth=79)
     changed = po.metadata_is_fuzzy or any(po.metadata.get(k) != v for k, v in HEADER.items())
+    # Messages the English pages no longer have (`#~`): their old translations
+    # stay in git's history, not in the catalog.
+    obsolete = po.obsolete_entries()
+    for entry in obsolete:
+        po.remove(entry)
+    changed = changed or bool(obsolete)
     if changed:
         po.metadata_is_fuzzy = False
         po.metadata.update(HEADER)
