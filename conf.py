@@ -8,13 +8,22 @@ Pages live in ``docs/`` (MyST notebooks executed by myst-nb), gallery scripts in
 ``examples/`` (executed by sphinx-gallery) and the Spanish catalogs in ``locale/``.
 """
 
+import html
+import os
+import re
 import shutil
+import sys
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
 
 ROOT = Path(__file__).resolve().parent
+
+# The book runs this checkout's `attn`, whatever else is installed: autodoc and
+# the gallery import it in this process, myst-nb's kernels inherit PYTHONPATH.
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 # -- Project -------------------------------------------------------------------
 project = "Attention, from scratch"
@@ -159,12 +168,14 @@ PER_LANGUAGE = {
         "author": "the attention book authors",
         "nb_code_prompt_show": "Show code cell {type}",
         "nb_code_prompt_hide": "Hide code cell {type}",
+        "search_bar_text": "Search…",
     },
     "es": {
         "html_title": "Atención, desde cero",
         "author": "los autores del libro de atención",
         "nb_code_prompt_show": "Mostrar la celda de código",
         "nb_code_prompt_hide": "Ocultar la celda de código",
+        "search_bar_text": "Buscar…",
     },
 }
 
@@ -172,7 +183,10 @@ PER_LANGUAGE = {
 def _per_language(app, config):
     values = PER_LANGUAGE.get(config.language or "en", PER_LANGUAGE["en"])
     for name, value in values.items():
-        setattr(config, name, value)
+        if name == "search_bar_text":  # a theme option
+            config.html_theme_options = {**config.html_theme_options, name: value}
+        else:
+            setattr(config, name, value)
     config.project = values["html_title"]
     config.copyright = f"2026, {values['author']}"
 
@@ -191,8 +205,53 @@ class DisplayMathIsNotTranslated(SphinxTransform):
             node["translatable"] = False
 
 
+THUMB_IMAGE = re.compile(r"sphx_glr_(?P<name>.+)_thumb\.\w+$")
+THUMB_TOOLTIP = re.compile(r'(<div class="sphx-glr-thumbcontainer" tooltip=")[^"]*(")')
+THUMB_TITLE = re.compile(r'(<div class="sphx-glr-thumbnail-title">).*?(</div>)', re.S)
+
+
+def _gallery_summary(env, docname):
+    """The first paragraph of a gallery page, as the reader's language has it."""
+    doctree = env.get_doctree(docname)
+    section = next(iter(doctree.findall(nodes.section)), None)
+    for child in section.children if section is not None else ():
+        if isinstance(child, nodes.paragraph):
+            return child.astext().replace("\n", " ")
+    return ""
+
+
+def _translate_gallery_cards(app, doctree, docname):
+    """Put the translated title and summary on the gallery's cards.
+
+    sphinx-gallery writes each card of ``auto_examples/index`` as raw HTML (the
+    summary as a tooltip, the title in a ``div``), which the catalogs cannot
+    reach; the Spanish book would show them in English.  Both are taken here
+    from the example's own, translated, page.
+    """
+    if docname != "auto_examples/index" or (app.config.language or "en") == "en":
+        return
+    pending = None  # the raw node that opens the card being read
+    name = None
+    for node in doctree.findall(lambda n: isinstance(n, (nodes.raw, nodes.image))):
+        if isinstance(node, nodes.raw) and "sphx-glr-thumbcontainer" in node.astext():
+            pending, name = node, None
+        elif isinstance(node, nodes.image) and pending is not None:
+            match = THUMB_IMAGE.search(node["uri"])
+            name = match and f"auto_examples/{match['name']}"
+            if name in app.env.titles:
+                summary = html.escape(_gallery_summary(app.env, name), quote=True)
+                text = THUMB_TOOLTIP.sub(lambda m: m[1] + summary + m[2], pending.astext())
+                pending.children = [nodes.Text(text)]
+        elif isinstance(node, nodes.raw) and "sphx-glr-thumbnail-title" in node.astext() and name in app.env.titles:
+            title = html.escape(app.env.titles[name].astext())
+            text = THUMB_TITLE.sub(lambda m: m[1] + title + m[2], node.astext())
+            node.children = [nodes.Text(text)]
+            pending = name = None
+
+
 def setup(app):
     app.add_transform(DisplayMathIsNotTranslated)
     app.connect("config-inited", _per_language, priority=100)
     app.connect("html-page-context", _html_context)
     app.connect("build-finished", _finish_html)
+    app.connect("doctree-resolved", _translate_gallery_cards)

@@ -176,3 +176,41 @@ def test_spanish_page_is_translated(site_dir, page):
     en, es = head("en"), head("es")
     assert en[0] != es[0], f"es/{page}: the title is the English one: {es[0]!r}"
     assert en[1] != es[1], f"es/{page}: the first paragraph is the English one: {es[1][:80]!r}"
+
+
+# What the theme and Sphinx put around the text, which their own Spanish
+# catalogs leave in English (see locale/es/LC_MESSAGES/sphinx.po).
+CHROME = {
+    "en": ['title="Link to this heading"', 'title="Toggle primary sidebar"', 'placeholder="Search…"'],
+    "es": ['title="Enlace a este encabezado"', 'title="Mostrar u ocultar la barra lateral principal"',
+           'placeholder="Buscar…"'],
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_page_chrome_is_in_the_page_language(site_dir, lang):
+    html = (site_dir / lang / "chapters" / "02_simplified_attention.html").read_text(encoding="utf-8")
+    other = "es" if lang == "en" else "en"
+    for snippet in CHROME[lang]:
+        assert snippet in html, f"{lang}: {snippet} missing"
+    for snippet in CHROME[other]:
+        assert snippet not in html, f"{lang}: {snippet} is the other language's"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_gallery_cards_are_in_the_page_language(site_dir, lang):
+    # The cards are raw HTML that the catalogs do not reach; conf.py translates them.
+    doc = soup(site_dir, lang, "auto_examples/index")
+    cards = doc.select(".sphx-glr-thumbcontainer")
+    assert len(cards) == len(EXAMPLES), f"{lang}: {len(cards)} cards for {len(EXAMPLES)} examples"
+    english = soup(site_dir, "en", "auto_examples/index").select(".sphx-glr-thumbcontainer")
+    for card, en_card in zip(cards, english):
+        href = card.select_one("a")["href"]
+        page = soup(site_dir, lang, f"auto_examples/{Path(href).stem}")
+        title = page.find("h1").get_text(" ", strip=True).rstrip("#").strip()
+        shown = card.select_one(".sphx-glr-thumbnail-title").get_text(" ", strip=True)
+        assert shown == title, f"{lang}: the card of {href} says {shown!r}, its page {title!r}"
+        if lang != "en":
+            assert card["tooltip"] and card["tooltip"] != en_card["tooltip"], (
+                f"{lang}: the card of {href} keeps the English summary"
+            )
