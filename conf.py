@@ -168,14 +168,14 @@ PER_LANGUAGE = {
         "author": "the attention book authors",
         "nb_code_prompt_show": "Show code cell {type}",
         "nb_code_prompt_hide": "Hide code cell {type}",
-        "search_bar_text": "Search…",
+        "html_theme_options": {"search_bar_text": "Search…"},
     },
     "es": {
         "html_title": "Atención, desde cero",
         "author": "los autores del libro de atención",
         "nb_code_prompt_show": "Mostrar la celda de código",
         "nb_code_prompt_hide": "Ocultar la celda de código",
-        "search_bar_text": "Buscar…",
+        "html_theme_options": {"search_bar_text": "Buscar…"},
     },
 }
 
@@ -183,10 +183,9 @@ PER_LANGUAGE = {
 def _per_language(app, config):
     values = PER_LANGUAGE.get(config.language or "en", PER_LANGUAGE["en"])
     for name, value in values.items():
-        if name == "search_bar_text":  # a theme option
-            config.html_theme_options = {**config.html_theme_options, name: value}
-        else:
-            setattr(config, name, value)
+        if isinstance(value, dict):  # added to the dict the config already has
+            value = {**getattr(config, name), **value}
+        setattr(config, name, value)
     config.project = values["html_title"]
     config.copyright = f"2026, {values['author']}"
 
