@@ -357,9 +357,10 @@ def test_search_finds(server, context, lang, term, expected):
     page, rec, _ = _open(context, url)
     try:
         # searchtools.js retitles the results "Search Results" (translated)
-        # when it has listed them all.  (`Documentation` is a top-level `const`
-        # of Sphinx's doctools.js: a global binding, not a property of window.)  (Not the summary line: Sphinx 9.0's
+        # when it has listed them all.  (Not the summary line: Sphinx 9.0's
         # Spanish catalog translates "Search finished, found N pages" to "".)
+        # `Documentation` is a top-level `const` of Sphinx's doctools.js: a
+        # global binding, not a property of `window`.
         page.wait_for_function(
             """() => (document.querySelector('#search-results h2')?.innerText || '')
                      === (typeof Documentation !== 'undefined' && Documentation.gettext('Search Results'))""",
