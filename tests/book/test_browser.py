@@ -441,6 +441,21 @@ def test_gallery_downloads(server, context, lang):
             page.close()
 
 
+@pytest.mark.parametrize("lang, label", [("en", "Out:"), ("es", "Salida:")])
+def test_gallery_output_label(server, context, lang, label):
+    # sphinx-gallery labels printed output from its CSS (no catalog reaches it);
+    # book.css gives the Spanish pages their own label.
+    script = gallery_scripts()[0]
+    page, rec, _ = _open(context, f"{server}/{lang}/{GALLERY}/{script.stem}.html")
+    try:
+        shown = page.evaluate(
+            "() => getComputedStyle(document.querySelector('.sphx-glr-script-out'), '::before').content"
+        )
+    finally:
+        page.close()
+    assert shown == f'"{label}"', f"{lang}/{script.stem}: the output label is {shown}"
+
+
 # -- copy button ------------------------------------------------------------------------
 
 PROMPT = re.compile(r"^(>>> |\.\.\. )")
