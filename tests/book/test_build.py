@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGS = ("en", "es")
+OTHER = {"en": "es", "es": "en"}
 
 CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]_*.md"))
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("plot_*.py"))
@@ -63,7 +64,7 @@ def test_page_is_built_in_its_language(site_dir, lang, page):
     # The switcher leads to the same page in the other language.
     switch = doc.select_one("a.lang-switch")
     assert switch is not None, f"{lang}/{page}: no language switcher"
-    other = "es" if lang == "en" else "en"
+    other = OTHER[lang]
     target = (site_dir / lang / page).parent / switch["href"]
     assert target.resolve() == (site_dir / other / f"{page}.html").resolve(), switch["href"]
     # Every image the page shows was written.
@@ -168,7 +169,8 @@ def test_no_raw_role_markup_in_the_prose(site_dir, lang, page):
 def test_spanish_page_is_translated(site_dir, page):
     # Each page's title and first paragraph come from the Spanish catalog.
     def head(lang):
-        main = soup(site_dir, lang, page).select_one("article") or soup(site_dir, lang, page)
+        doc = soup(site_dir, lang, page)
+        main = doc.select_one("article") or doc
         h1 = main.find("h1").get_text(" ", strip=True)
         p = main.find("p")
         return h1, p.get_text(" ", strip=True) if p else ""
@@ -190,7 +192,7 @@ CHROME = {
 @pytest.mark.parametrize("lang", LANGS)
 def test_page_chrome_is_in_the_page_language(site_dir, lang):
     html = (site_dir / lang / "chapters" / "02_simplified_attention.html").read_text(encoding="utf-8")
-    other = "es" if lang == "en" else "en"
+    other = OTHER[lang]
     for snippet in CHROME[lang]:
         assert snippet in html, f"{lang}: {snippet} missing"
     for snippet in CHROME[other]:
