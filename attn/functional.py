@@ -23,6 +23,7 @@ __all__ = [
     "causal_mask",
     "padding_mask",
     "simplified_self_attention",
+    "tiled_attention",
 ]
 
 
@@ -252,3 +253,7 @@ def simplified_self_attention(x, return_weights=False):
     weights = torch.softmax(scores, dim=-1)
     z = weights @ x  # (..., T, T) @ (..., T, d) -> (..., T, d)
     return (z, weights) if return_weights else z
+
+
+# Attention in tiles lives in its own module, which uses the checks above.
+from .tiled import tiled_attention  # noqa: E402
