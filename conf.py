@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 
 ROOT = Path(__file__).resolve().parent
@@ -248,7 +249,37 @@ def _translate_gallery_cards(app, doctree, docname):
             pending = name = None
 
 
+def _continue_chapter_numbers(app, env):
+    """Number the chapters of Part II after those of Part I (12, 13, ...).
+
+    Sphinx numbers each numbered toctree of a page from 1 again, and the index has one
+    toctree per part, so that each part gets its caption. After Sphinx has assigned the
+    numbers, shift those of every later numbered toctree of the page by the number of
+    chapters before it: in the page's headings, the sidebar and the previous/next links.
+    """
+    changed = []
+    for docname in sorted(env.numbered_toctrees):
+        offset = 0
+        for toctree in env.get_doctree(docname).findall(addnodes.toctree):
+            if not toctree.get("numbered"):
+                continue
+            refs = [ref for _, ref in toctree["entries"] if ref in env.toc_secnumbers]
+            for ref in refs if offset else ():
+                secnums = env.toc_secnumbers[ref]
+                for anchor, number in secnums.items():
+                    if number:
+                        secnums[anchor] = (number[0] + offset, *number[1:])
+                for node in [*env.tocs[ref].findall(nodes.reference), env.titles.get(ref)]:
+                    if node is not None and node.get("secnumber"):  # a new list: the two share one
+                        node["secnumber"] = [node["secnumber"][0] + offset, *node["secnumber"][1:]]
+                changed.append(ref)
+            offset += len(refs)
+    return changed
+
+
 def setup(app):
+    # after Sphinx's own numbering (its collector listens at the default priority, 500)
+    app.connect("env-get-updated", _continue_chapter_numbers, priority=900)
     app.add_transform(DisplayMathIsNotTranslated)
     app.connect("config-inited", _per_language, priority=100)
     app.connect("html-page-context", _html_context)

@@ -18,8 +18,11 @@ CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]_
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("plot_*.py"))
 PAGES = ["index", "api", "glossary", "building", "auto_examples/index"]
 PAGES += [f"chapters/{c}" for c in CHAPTERS] + [f"auto_examples/{e}" for e in EXAMPLES]
-# Concept chapters: a figure and at least two folded solutions each.
-CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= c[:2] <= "10"]
+# Concept chapters: a figure and at least two folded solutions each (Part I's 2 to 10,
+# every chapter of Part II, from 12 on).
+CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= c[:2] <= "10" or c[:2] >= "12"]
+# The first chapter of each part; Part II continues the numbering of Part I.
+PART_STARTS = {"01_why_attention": 1, "12_cost_and_tiling": 12}
 
 # Numbers the source notes print, which the book reproduces (same seeds, same inputs).
 NOTES_NUMBERS = {
@@ -45,10 +48,27 @@ def cell_outputs(doc):
 
 
 def test_the_book_has_its_chapters_and_examples():
-    assert len(CHAPTERS) == 11, CHAPTERS
-    assert [c[:2] for c in CHAPTERS] == [f"{i:02d}" for i in range(1, 12)]
+    assert len(CHAPTERS) >= 12, CHAPTERS
+    assert [c[:2] for c in CHAPTERS] == [f"{i:02d}" for i in range(1, len(CHAPTERS) + 1)]
     numbered = {e[5:7] for e in EXAMPLES}
-    assert {f"{i:02d}" for i in range(2, 10)} <= numbered, f"a chapter from 2 to 9 has no example: {EXAMPLES}"
+    wanted = {f"{i:02d}" for i in range(2, 10)} | {c[:2] for c in CHAPTERS if c[:2] >= "12"}
+    assert wanted <= numbered, f"a chapter from 2 to 9, or of Part II, has no example: {EXAMPLES}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_numbers_continue_into_part_two(site_dir, lang):
+    # Each part is a toctree of its own (for its caption); Sphinx would restart at 1.
+    for chapter in CHAPTERS:
+        doc = soup(site_dir, lang, f"chapters/{chapter}")
+        number = doc.select_one("h1 .section-number")
+        assert number is not None, f"{lang}/{chapter}: the title has no number"
+        assert number.get_text().strip() == f"{int(chapter[:2])}.", f"{lang}/{chapter}: {number.get_text()!r}"
+    index = soup(site_dir, lang, "index")
+    captions = [c.get_text(" ", strip=True) for c in index.select("article .caption-text")]
+    assert len(captions) >= 3 and captions[0] != captions[1], captions
+    for chapter, first in PART_STARTS.items():
+        link = index.select_one(f'article a[href="chapters/{chapter}.html"]')
+        assert link is not None and link.get_text().startswith(f"{first}. "), (lang, chapter, link)
 
 
 @pytest.mark.parametrize("lang", LANGS)
