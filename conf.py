@@ -172,7 +172,7 @@ PER_LANGUAGE = {
     },
     "es": {
         "html_title": "Atención, desde cero",
-        "author": "los autores del libro de atención",
+        "author": "los autores de «Atención, desde cero»",
         "nb_code_prompt_show": "Mostrar la celda de código",
         "nb_code_prompt_hide": "Ocultar la celda de código",
         "html_theme_options": {"search_bar_text": "Buscar…"},
