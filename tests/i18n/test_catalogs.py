@@ -15,15 +15,14 @@ from pathlib import Path
 
 import polib
 import pytest
+from book_languages import TRANSLATION
+from translation_check import coverage
 
 ROOT = Path(__file__).resolve().parents[2]
-PO_DIR = ROOT / "locale" / "es" / "LC_MESSAGES"
+PO_DIR = ROOT / "locale" / TRANSLATION / "LC_MESSAGES"
 TERMS = ROOT / "locale" / "terminology.csv"
 # Code terms and names that are right as they are, one word a line, in any number of files.
-WORDLISTS = ROOT / "locale" / "es" / "wordlist"
-
-sys.path.insert(0, str(ROOT / "tools"))
-from translation_check import coverage  # noqa: E402
+WORDLISTS = ROOT / "locale" / TRANSLATION / "wordlist"
 
 CATALOGS = sorted(PO_DIR.rglob("*.po"))
 PAGES = sorted(
