@@ -23,11 +23,21 @@ import torch.nn as nn
 
 from . import _checks
 
-__all__ = ["RotaryEmbedding"]
+__all__ = ["RotaryEmbedding", "rotate_half"]
 
 
 def rotate_half(x):
-    """``(x1, x2) -> (-x2, x1)`` on the two halves of the last axis."""
+    """Swap the two halves of the last axis and negate the new first half.
+
+    ``(x1, x2) -> (-x2, x1)``: on each pair ``(x_i, x_{i + d/2})`` it is the rotation by
+    90 degrees, so that ``x * cos + rotate_half(x) * sin`` rotates every pair by its angle.
+
+    Args:
+        x (torch.Tensor): ``(..., d)`` with ``d`` even.
+
+    Returns:
+        torch.Tensor: ``(..., d)``.
+    """
     x1, x2 = x.chunk(2, dim=-1)  # (..., d) -> two (..., d/2)
     return torch.cat((-x2, x1), dim=-1)  # -> (..., d)
 
