@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _checks
+from .bias import alibi_bias, alibi_slopes, sliding_window_mask
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -23,6 +24,9 @@ __all__ = [
     "causal_mask",
     "padding_mask",
     "simplified_self_attention",
+    "sliding_window_mask",
+    "alibi_slopes",
+    "alibi_bias",
 ]
 
 
