@@ -27,6 +27,7 @@ __all__ = [
     "sliding_window_mask",
     "alibi_slopes",
     "alibi_bias",
+    "tiled_attention",
 ]
 
 
@@ -256,3 +257,7 @@ def simplified_self_attention(x, return_weights=False):
     weights = torch.softmax(scores, dim=-1)
     z = weights @ x  # (..., T, T) @ (..., T, d) -> (..., T, d)
     return (z, weights) if return_weights else z
+
+
+# Attention in tiles lives in its own module, which uses the checks above.
+from .tiled import tiled_attention  # noqa: E402
