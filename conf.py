@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent
 # The book runs this checkout's `attn`, whatever else is installed: autodoc and
 # the gallery import it in this process, myst-nb's kernels inherit PYTHONPATH.
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))  # the book's own extensions
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 # -- Project -------------------------------------------------------------------
@@ -46,6 +47,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx_copybutton",
     "sphinx_design",
+    "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
 ]
 
 templates_path = [str(ROOT / "docs" / "_templates")]
@@ -115,6 +117,10 @@ html_theme = "sphinx_book_theme"
 html_title = "Attention, from scratch"
 html_static_path = [str(ROOT / "docs" / "_static")]
 html_css_files = ["book.css"]
+html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
+# Where the book is served (Read the Docs tells each build: /en/latest/, /es/latest/).
+# book_site reads it for the language switcher, the hreflang links and the sitemap.
+html_baseurl = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
