@@ -65,6 +65,7 @@ extensions = [
     "sphinx_design",
     "book_i18n",  # docs/_ext: what the catalogs cannot translate
     "book_offline",  # docs/_ext: MathJax from the site, executed notebooks out of it
+    "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
 ]
 
 templates_path = [str(ROOT / "docs" / "_templates")]
@@ -122,6 +123,10 @@ mathjax_path = "mathjax/es5/tex-chtml.js"
 html_theme = "sphinx_book_theme"
 html_static_path = [str(ROOT / "docs" / "_static")]
 html_css_files = ["book.css"]
+html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
+# Where the book is served (Read the Docs tells each build: /en/latest/, /es/latest/).
+# book_site reads it for the language switcher, the hreflang links and the sitemap.
+html_baseurl = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
