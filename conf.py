@@ -37,7 +37,7 @@ book_per_language = {
     },
     "es": {
         "html_title": "Atención, desde cero",
-        "author": "los autores del libro de atención",
+        "author": "los autores de «Atención, desde cero»",
         "nb_code_prompt_show": "Mostrar la celda de código",
         "nb_code_prompt_hide": "Ocultar la celda de código",
         "html_theme_options": {"search_bar_text": "Buscar…"},
@@ -65,6 +65,7 @@ extensions = [
     "sphinx_design",
     "book_i18n",  # docs/_ext: what the catalogs cannot translate
     "book_offline",  # docs/_ext: MathJax from the site, executed notebooks out of it
+    "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
 ]
 
 templates_path = [str(ROOT / "docs" / "_templates")]
@@ -122,6 +123,10 @@ mathjax_path = "mathjax/es5/tex-chtml.js"
 html_theme = "sphinx_book_theme"
 html_static_path = [str(ROOT / "docs" / "_static")]
 html_css_files = ["book.css"]
+html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
+# Where the book is served (Read the Docs tells each build: /en/latest/, /es/latest/).
+# book_site reads it for the language switcher, the hreflang links and the sitemap.
+html_baseurl = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
