@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
+from book_languages import OTHER, SOURCE
 from docutils import nodes
 from myst_nb.sphinx_ import HideCodeCellNode
 
@@ -39,7 +40,6 @@ TEXT = {
         "thumbnail": "Figura del ejemplo: {alt}",
     },
 }
-OTHER = {"en": "es", "es": "en"}
 # Pages Sphinx writes itself: no twin worth announcing to search engines.
 NOT_IN_SITEMAP = ("genindex", "search", "py-modindex")
 DESCRIPTION_CHARS = 160
@@ -47,7 +47,7 @@ ALT_CHARS = 250
 
 
 def _lang(app):
-    return app.config.language or "en"
+    return app.config.language or SOURCE
 
 
 def _text(app, key, **kwargs):
@@ -126,9 +126,8 @@ def page_context(app, pagename, templatename, context, doctree):
     else:  # relative: the file itself, and the switcher's target
         here = pagename.rsplit("/", 1)[-1] + suffix
         there = context["book_other_href"]
-    en, es = (here, there) if lang == "en" else (there, here)
-    tags.append(f'<link rel="alternate" hreflang="en" href="{html.escape(en)}" />')
-    tags.append(f'<link rel="alternate" hreflang="es" href="{html.escape(es)}" />')
+    for code, href in sorted({lang: here, other: there}.items()):
+        tags.append(f'<link rel="alternate" hreflang="{code}" href="{html.escape(href)}" />')
     context["metatags"] = context.get("metatags", "") + "\n    ".join([""] + tags) + "\n"
     if context.get("body"):
         context["body"] = sized_images(app, pagename, context["body"])
