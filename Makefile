@@ -4,7 +4,10 @@ SPHINXBUILD ?= $(PYTHON) -m sphinx
 SPHINXOPTS  ?= -W --keep-going -q
 SOURCEDIR    = docs
 BUILDDIR     = _build
-LANGUAGES    = en es
+# docs/_ext/book_languages.py holds the list (the source language first).
+LANGUAGES   := $(shell $(PYTHON) docs/_ext/book_languages.py)
+SOURCELANG   = $(word 1,$(LANGUAGES))
+TRANSLATION  = $(word 2,$(LANGUAGES))
 # -c . : conf.py sits at the top level, the pages in docs/
 SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
 
@@ -24,9 +27,9 @@ help:
 
 # English first: its run fills the notebook cache and the gallery, which the
 # Spanish build then reuses, so every piece of code runs once per build.
-html: html-en html-es root-index
+html: $(addprefix html-,$(LANGUAGES)) root-index
 
-html-en html-es: html-%:
+$(addprefix html-,$(LANGUAGES)): html-%:
 	$(SPHINX) -b html -D language=$* -d $(BUILDDIR)/doctrees/$* $(SOURCEDIR) $(BUILDDIR)/html/$*
 
 root-index:
@@ -39,17 +42,17 @@ gettext:
 	$(SPHINX) -b gettext -d $(BUILDDIR)/doctrees/gettext $(SOURCEDIR) $(BUILDDIR)/gettext
 
 update-po: gettext
-	sphinx-intl update -p $(BUILDDIR)/gettext -l es -d locale -w 79
-	$(PYTHON) tools/po_tidy.py locale/es/LC_MESSAGES
+	sphinx-intl update -p $(BUILDDIR)/gettext -l $(TRANSLATION) -d locale -w 79
+	$(PYTHON) tools/po_tidy.py locale/$(TRANSLATION)/LC_MESSAGES
 
 translation-check:
-	$(PYTHON) tools/translation_check.py locale/es/LC_MESSAGES
+	$(PYTHON) tools/translation_check.py locale/$(TRANSLATION)/LC_MESSAGES
 
 test:
 	$(PYTHON) -m pytest
 
 livehtml:
-	sphinx-autobuild -c . -D language=en -d $(BUILDDIR)/doctrees/live \
+	sphinx-autobuild -c . -D language=$(SOURCELANG) -d $(BUILDDIR)/doctrees/live \
 	  --ignore "*/auto_examples/*" $(SOURCEDIR) $(BUILDDIR)/live
 
 clean:

@@ -22,6 +22,7 @@ from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
 from .input_block import TransformerInputBlock
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .positional import PositionalEncoding
+from .rope import RotaryEmbedding
 from .self_attention import SelfAttentionV1, SelfAttentionV2
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "SeqFirstMultiHeadAttention",
     "PositionalEncoding",
     "TransformerInputBlock",
+    "RotaryEmbedding",
 ]

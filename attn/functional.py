@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _checks
+from .bias import alibi_bias, alibi_slopes, sliding_window_mask
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -23,6 +24,10 @@ __all__ = [
     "causal_mask",
     "padding_mask",
     "simplified_self_attention",
+    "sliding_window_mask",
+    "alibi_slopes",
+    "alibi_bias",
+    "tiled_attention",
 ]
 
 
@@ -252,3 +257,7 @@ def simplified_self_attention(x, return_weights=False):
     weights = torch.softmax(scores, dim=-1)
     z = weights @ x  # (..., T, T) @ (..., T, d) -> (..., T, d)
     return (z, weights) if return_weights else z
+
+
+# Attention in tiles lives in its own module, which uses the checks above.
+from .tiled import tiled_attention  # noqa: E402

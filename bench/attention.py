@@ -42,6 +42,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import attn  # noqa: E402
 import attn.functional as AF  # noqa: E402
+from bench import tiled  # noqa: E402
 
 B, D, H = 4, 768, 12
 LENGTHS = (256, 1024, 2048)
@@ -155,3 +156,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    tiled.main()  # attention in tiles (bench/tiled.py)

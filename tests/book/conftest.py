@@ -10,13 +10,9 @@ checks that nothing is stale.  Set ``BOOK_SKIP_BUILD=1`` to test an existing
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "_build" / "html"
-LANGS = ("en", "es")
+from site_pages import LANGS, ROOT, SITE
 
 
 @pytest.fixture(scope="session")

@@ -18,11 +18,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
+from book_languages import LANGUAGES, OTHER  # noqa: F401 (OTHER: for the tests)
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 EXAMPLES = ROOT / "examples"
-LANGS = ("en", "es")
-OTHER = {"en": "es", "es": "en"}
+SITE = ROOT / "_build" / "html"  # make html: one folder per language
+LANGS = tuple(LANGUAGES)
 
 # Pages Sphinx writes itself (py-modindex: the API page documents modules).
 GENERATED_PAGES = ("genindex", "search", "py-modindex")

@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-
-ROOT = Path(__file__).resolve().parents[2]
-LANGS = ("en", "es")
-OTHER = {"en": "es", "es": "en"}
+from site_pages import LANGS, OTHER, ROOT
 
 CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]_*.md"))
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("plot_*.py"))
@@ -201,7 +198,7 @@ def test_page_chrome_is_in_the_page_language(site_dir, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_gallery_cards_are_in_the_page_language(site_dir, lang):
-    # The cards are raw HTML that the catalogs do not reach; conf.py translates them.
+    # The cards are raw HTML that the catalogs do not reach; docs/_ext/book_i18n.py translates them.
     doc = soup(site_dir, lang, "auto_examples/index")
     cards = doc.select(".sphx-glr-thumbcontainer")
     assert len(cards) == len(EXAMPLES), f"{lang}: {len(cards)} cards for {len(EXAMPLES)} examples"

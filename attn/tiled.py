@@ -1,0 +1,91 @@
+r"""Attention computed in tiles of keys with the online softmax.
+
+The explicit path builds every score of a query row before its softmax: a
+``(T_q, T_k)`` matrix per head. The online softmax (Milakov and Gimelshein, 2018)
+reads the keys one block at a time and keeps, for each query row, three running
+quantities: the largest score seen so far :math:`m`, the sum of exponentials
+:math:`\ell = \sum_j e^{s_j - m}` and the unnormalised output
+:math:`a = \sum_j e^{s_j - m} v_j`. When a block raises the maximum from :math:`m` to
+:math:`m'`, the old sums are multiplied by :math:`e^{m - m'}`, which puts them on the
+new reference; at the end :math:`a / \ell` is exactly
+:math:`\operatorname{softmax}(s)\, V`. Only a ``(T_q, block_size)`` tile of scores
+exists at any time, so memory grows linearly in the sequence length.
+
+FlashAttention (Dao et al., 2022) is the same computation written as one GPU kernel
+whose tiles stay in on-chip memory; this module is the plain PyTorch version, for
+reading and for checking.
+
+It is exposed as :func:`attn.functional.tiled_attention`.
+"""
+import torch
+
+from . import _checks
+from .functional import _check_qkv, _scale
+
+__all__ = ["tiled_attention"]
+
+
+def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None):
+    r"""Attention :math:`\operatorname{softmax}(q k^\top s)\, v`, one block of keys at a time.
+
+    Same result as :func:`torch.nn.functional.scaled_dot_product_attention` (tested),
+    computed with the online softmax: the scores of at most ``block_size`` keys exist
+    at once, never the whole ``(T_q, T_k)`` matrix.
+
+    Args:
+        q (torch.Tensor): queries ``(..., T_q, d_k)``.
+        k (torch.Tensor): keys ``(..., T_k, d_k)``.
+        v (torch.Tensor): values ``(..., T_k, d_v)``.
+        block_size (int): number of keys per block; the last block may be shorter.
+        is_causal (bool): query ``i`` attends to keys ``0 .. i`` only (top-left
+            aligned, as in PyTorch).
+        scale (float, optional): factor :math:`s`; defaults to ``1 / sqrt(d_k)``.
+
+    Returns:
+        torch.Tensor: ``out`` of shape ``(..., T_q, d_v)``.
+    """
+    block_size = _check_tiled(q, k, v, block_size, is_causal)
+    s = _scale(scale, q.size(-1))
+    T_q, T_k = q.size(-2), k.size(-2)
+    m = q.new_full((*q.shape[:-1], 1), float("-inf"))  # (..., T_q, 1) running max
+    l = q.new_zeros((*q.shape[:-1], 1))  # (..., T_q, 1) running sum of exp(score - m)
+    acc = q.new_zeros((*q.shape[:-1], v.size(-1)))  # (..., T_q, d_v) running sum of exp(score - m) v
+    rows = torch.arange(T_q, device=q.device)[:, None]  # (T_q, 1) query positions
+    for start in range(0, T_k, block_size):
+        if is_causal and start >= T_q:
+            break  # every later key comes after every query
+        kb = k[..., start : start + block_size, :]  # (..., b, d_k), b <= block_size
+        vb = v[..., start : start + block_size, :]  # (..., b, d_v)
+        att = (q @ kb.transpose(-2, -1)) * s  # (..., T_q, d_k) @ (..., d_k, b) -> (..., T_q, b)
+        if is_causal:
+            cols = torch.arange(start, start + kb.size(-2), device=q.device)  # (b,) key positions
+            att = att.masked_fill(cols > rows, float("-inf"))  # (T_q, b) mask, broadcast
+        m_new = torch.maximum(m, att.amax(dim=-1, keepdim=True))  # (..., T_q, 1)
+        p = torch.exp(att - m_new)  # (..., T_q, b), every entry in [0, 1]
+        fix = torch.exp(m - m_new)  # (..., T_q, 1) moves the old sums to the new max
+        l = l * fix + p.sum(dim=-1, keepdim=True)  # (..., T_q, 1)
+        acc = acc * fix + p @ vb  # (..., T_q, b) @ (..., b, d_v) -> (..., T_q, d_v)
+        m = m_new
+    return acc / l  # (..., T_q, d_v)
+
+
+def _check_tiled(q, k, v, block_size, is_causal):
+    """Input checks of :func:`tiled_attention`; returns ``block_size`` as an int."""
+    _check_qkv(q, k, v)
+    _checks.flag("is_causal", is_causal)
+    block_size = _checks.positive_int("block_size", block_size)
+    if q.size(-2) == 0 or k.size(-2) == 0:
+        raise ValueError(
+            f"q and k must hold at least one position each, got q shape {tuple(q.shape)} "
+            f"and k shape {tuple(k.shape)}"
+        )
+    try:
+        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"q, k and v must have broadcastable batch dimensions (...), got shapes "
+            f"{tuple(q.shape)}, {tuple(k.shape)} and {tuple(v.shape)}"
+        ) from None
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+    return block_size
