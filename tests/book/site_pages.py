@@ -10,7 +10,6 @@ import functools
 import gzip
 import http.server
 import io
-import re
 import sys
 import threading
 from pathlib import Path
