@@ -106,3 +106,12 @@ def test_heatmap_draws_keys_on_x_and_queries_on_y():
     assert len([a for a in fig.axes if a.images]) == 3
     assert [a.get_title() for a in fig.axes if a.images] == ["$h_{1}$", "$h_{2}$", "$h_{3}$"]
     plt.close("all")
+
+
+def test_one_spelling_of_journey():
+    # the book and the examples call attn.journey(), never attn.data.journey()
+    places = sorted((ROOT / "docs" / "chapters").glob("*.md")) + sorted((ROOT / "examples").glob("*.py"))
+    assert len(places) > 10
+    found = [p.name for p in places if "attn.data.journey" in p.read_text(encoding="utf-8")]
+    assert not found, f"attn.data.journey() instead of attn.journey() in {found}"
+    assert attn.journey is attn.data.journey
