@@ -22,6 +22,7 @@ help:
 	@echo "make update-po          gettext, then update locale/es/LC_MESSAGES/*.po"
 	@echo "make translation-check  fail on any untranslated or fuzzy Spanish message"
 	@echo "make test               every test: package, catalogs, build, browser"
+	@echo "make test-fast          the package and catalog tests only (no book build)"
 	@echo "make livehtml           rebuild the English book on every change (sphinx-autobuild)"
 	@echo "make clean              remove everything the build wrote"
 
@@ -48,8 +49,13 @@ update-po: gettext
 translation-check:
 	$(PYTHON) tools/translation_check.py locale/$(TRANSLATION)/LC_MESSAGES
 
+# Everything: package, catalogs, then the built book (make html) and the browser.
 test:
 	$(PYTHON) -m pytest
+
+# The package and the catalogs, without building the book (markers in pytest.ini).
+test-fast:
+	$(PYTHON) -m pytest -m "not book"
 
 livehtml:
 	sphinx-autobuild -c . -D language=$(SOURCELANG) -d $(BUILDDIR)/doctrees/live \
