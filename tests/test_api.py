@@ -31,6 +31,8 @@ SIGNATURES = {
     attn.SeqFirstMultiHeadAttention: "(heads, d_model, dropout=0.0, bias=True, *, out_bias=True)",
     attn.PositionalEncoding: "(d_model, max_len=5000, dropout=0.1)",
     attn.TransformerInputBlock: "(vocab_size, d_model, num_heads, context_length=512, dropout=0.1, *, bias=False, causal=False)",
+    attn.KVCache: "()",
+    attn.GroupedQueryAttention: "(d_in, d_out, context_length, dropout, num_heads, num_kv_heads, qkv_bias=False, rope_base=None)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",
@@ -41,6 +43,7 @@ FORWARDS = {
     attn.SeqFirstMultiHeadAttention: "(query, key, value, mask=None, *, return_weights=False)",
     attn.TransformerInputBlock: "(tokens, key_padding_mask=None, *, return_weights=False)",
     attn.PositionalEncoding: "(x)",
+    attn.GroupedQueryAttention: "(x, cache=None, return_weights=False)",
 }
 
 
