@@ -4,11 +4,17 @@ SPHINXBUILD ?= $(PYTHON) -m sphinx
 SPHINXOPTS  ?= -W --keep-going -q
 SOURCEDIR    = docs
 BUILDDIR     = _build
-LANGUAGES    = en es
+# docs/_ext/book_languages.py holds the list (the source language first).
+LANGUAGES   := $(shell $(PYTHON) docs/_ext/book_languages.py)
+ifeq ($(LANGUAGES),)
+$(error $(PYTHON) docs/_ext/book_languages.py printed no languages)
+endif
+SOURCELANG   = $(word 1,$(LANGUAGES))
+TRANSLATION  = $(word 2,$(LANGUAGES))
 # -c . : conf.py sits at the top level, the pages in docs/
 SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
 
-.PHONY: help html html-en html-es root-index gettext update-po translation-check \
+.PHONY: help html $(addprefix html-,$(LANGUAGES)) root-index gettext update-po translation-check \
         test test-fast livehtml clean
 
 help:
@@ -19,14 +25,15 @@ help:
 	@echo "make update-po          gettext, then update locale/es/LC_MESSAGES/*.po"
 	@echo "make translation-check  fail on any untranslated or fuzzy Spanish message"
 	@echo "make test               every test: package, catalogs, build, browser"
+	@echo "make test-fast          the package and catalog tests only (no book build)"
 	@echo "make livehtml           rebuild the English book on every change (sphinx-autobuild)"
 	@echo "make clean              remove everything the build wrote"
 
 # English first: its run fills the notebook cache and the gallery, which the
 # Spanish build then reuses, so every piece of code runs once per build.
-html: html-en html-es root-index
+html: $(addprefix html-,$(LANGUAGES)) root-index
 
-html-en html-es: html-%:
+$(addprefix html-,$(LANGUAGES)): html-%:
 	$(SPHINX) -b html -D language=$* -d $(BUILDDIR)/doctrees/$* $(SOURCEDIR) $(BUILDDIR)/html/$*
 
 root-index:
@@ -39,17 +46,22 @@ gettext:
 	$(SPHINX) -b gettext -d $(BUILDDIR)/doctrees/gettext $(SOURCEDIR) $(BUILDDIR)/gettext
 
 update-po: gettext
-	sphinx-intl update -p $(BUILDDIR)/gettext -l es -d locale -w 79
-	$(PYTHON) tools/po_tidy.py locale/es/LC_MESSAGES
+	sphinx-intl update -p $(BUILDDIR)/gettext -l $(TRANSLATION) -d locale -w 79
+	$(PYTHON) tools/po_tidy.py locale/$(TRANSLATION)/LC_MESSAGES
 
 translation-check:
-	$(PYTHON) tools/translation_check.py locale/es/LC_MESSAGES
+	$(PYTHON) tools/translation_check.py locale/$(TRANSLATION)/LC_MESSAGES
 
+# Everything: package, catalogs, then the built book (make html) and the browser.
 test:
 	$(PYTHON) -m pytest
 
+# The package and the catalogs, without building the book (markers in pytest.ini).
+test-fast:
+	$(PYTHON) -m pytest -m "not book"
+
 livehtml:
-	sphinx-autobuild -c . -D language=en -d $(BUILDDIR)/doctrees/live \
+	sphinx-autobuild -c . -D language=$(SOURCELANG) -d $(BUILDDIR)/doctrees/live \
 	  --ignore "*/auto_examples/*" $(SOURCEDIR) $(BUILDDIR)/live
 
 clean:

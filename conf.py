@@ -6,18 +6,13 @@ Build from the repository root with ``make html`` (both languages) or::
 
 Pages live in ``docs/`` (MyST notebooks executed by myst-nb), gallery scripts in
 ``examples/`` (executed by sphinx-gallery) and the Spanish catalogs in ``locale/``.
+This file holds settings only; what the libraries' settings cannot say lives in
+the local extensions of ``docs/_ext/`` (each hook says why it exists).
 """
 
-import html
 import os
-import re
-import shutil
 import sys
 from pathlib import Path
-
-from docutils import nodes
-from sphinx import addnodes
-from sphinx.transforms import SphinxTransform
 
 ROOT = Path(__file__).resolve().parent
 
@@ -25,15 +20,36 @@ ROOT = Path(__file__).resolve().parent
 # the gallery import it in this process, myst-nb's kernels inherit PYTHONPATH.
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+# The local extensions, and the language list they share with the tests and the Makefile.
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+from book_languages import SOURCE  # noqa: E402
 
 # -- Project -------------------------------------------------------------------
-project = "Attention, from scratch"
-author = "the attention book authors"
-copyright = "2026, the attention book authors"
+# Configuration values are not messages of any page, so the catalogs never translate
+# them: book_i18n sets these for the language being built (and `project` to the title).
+book_per_language = {
+    "en": {
+        "html_title": "Attention, from scratch",
+        "author": "the attention book authors",
+        "nb_code_prompt_show": "Show code cell {type}",
+        "nb_code_prompt_hide": "Hide code cell {type}",
+        "html_theme_options": {"search_bar_text": "Search…"},
+    },
+    "es": {
+        "html_title": "Atención, desde cero",
+        "author": "los autores de «Atención, desde cero»",
+        "nb_code_prompt_show": "Mostrar la celda de código",
+        "nb_code_prompt_hide": "Ocultar la celda de código",
+        "html_theme_options": {"search_bar_text": "Buscar…"},
+    },
+}
+project = html_title = book_per_language[SOURCE]["html_title"]
+author = book_per_language[SOURCE]["author"]
+copyright = f"2026, {author}"
 release = "0.1.0"
 version = release
 
-language = "en"
+language = SOURCE  # `-D language=es` builds the translation
 locale_dirs = [str(ROOT / "locale")]
 gettext_compact = False
 gettext_uuid = False
@@ -47,6 +63,10 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx_copybutton",
     "sphinx_design",
+    "book_i18n",  # docs/_ext: what the catalogs cannot translate
+    "book_offline",  # docs/_ext: MathJax from the site, executed notebooks out of it
+    "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
+    "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
 ]
 
 templates_path = [str(ROOT / "docs" / "_templates")]
@@ -59,7 +79,6 @@ exclude_patterns = [
     "auto_examples/**/*.ipynb",
     "sg_execution_times.rst",
 ]
-suppress_warnings = []
 
 # -- MyST and myst-nb ------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
@@ -73,13 +92,7 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_execution_timeout = 600
 nb_merge_streams = True
-# myst-nb writes each executed notebook and its figures to <outdir>/../jupyter_execute,
-# which for _build/html/en is inside the published site. It has no setting for this,
-# so point its folder constant next to the cache instead (an absolute path wins in
-# its Path.joinpath); the folder must survive between builds for incremental builds.
-import myst_nb.sphinx_ext  # noqa: E402
-
-myst_nb.sphinx_ext.OUTPUT_FOLDER = str(ROOT / "_build" / "jupyter_execute")
+# (book_offline writes the executed notebooks next to this cache, out of the site.)
 
 # -- sphinx-gallery ----------------------------------------------------------------
 sphinx_gallery_conf = {
@@ -101,21 +114,20 @@ sphinx_gallery_conf = {
 
 # -- autodoc -----------------------------------------------------------------------
 autodoc_member_order = "bysource"
-autodoc_typehints = "description"
-napoleon_google_docstring = True
-napoleon_numpy_docstring = True
+# (napoleon reads the package's Google-style docstrings: Args, Returns, Shape.)
 
 # -- Math: MathJax v3 served from the built site, never from a CDN ---------------------
-MATHJAX_SRC = Path(__import__("mathjax").__file__).parent / "static" / "mathjax" / "es5"
+# Relative to _static; book_offline copies the script and the parts it loads there.
 mathjax_path = "mathjax/es5/tex-chtml.js"
-# What tex-chtml.js loads at run time: its fonts, the menu and accessibility parts.
-MATHJAX_PARTS = ["tex-chtml.js", "input", "output/chtml", "ui", "a11y", "sre", "adaptors"]
 
 # -- HTML ----------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
-html_title = "Attention, from scratch"
 html_static_path = [str(ROOT / "docs" / "_static")]
 html_css_files = ["book.css"]
+html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
+# Where the book is served (Read the Docs tells each build: /en/latest/, /es/latest/).
+# book_site reads it for the language switcher, the hreflang links and the sitemap.
+html_baseurl = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
@@ -134,154 +146,3 @@ html_theme_options = {
 copybutton_prompt_text = r">>> |\.\.\. |\$ "
 copybutton_prompt_is_regexp = True
 copybutton_exclude = ".linenos, .gp, .go"
-
-# The other language of each build, for the switcher in the article header.
-LANGUAGES = {"en": "English", "es": "Español"}
-
-
-def _html_context(app, pagename, templatename, context, doctree):
-    lang = app.config.language or "en"
-    other = "en" if lang == "es" else "es"
-    context["book_lang"] = lang
-    context["book_other_lang"] = other
-    context["book_other_lang_name"] = LANGUAGES[other]
-
-
-def _finish_html(app, exception):
-    if exception is not None or app.builder.format != "html":
-        return
-    # MathJax v3 (tex-chtml) with its fonts, menu and accessibility parts.
-    dest = Path(app.outdir) / "_static" / "mathjax" / "es5"
-    for part in MATHJAX_PARTS:
-        src = MATHJAX_SRC / part
-        target = dest / part
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_dir():
-            shutil.copytree(src, target, dirs_exist_ok=True)
-        else:
-            shutil.copy2(src, target)
-
-
-# Config values are not translated by the catalogs: these are set per build.
-PER_LANGUAGE = {
-    "en": {
-        "html_title": "Attention, from scratch",
-        "author": "the attention book authors",
-        "nb_code_prompt_show": "Show code cell {type}",
-        "nb_code_prompt_hide": "Hide code cell {type}",
-        "html_theme_options": {"search_bar_text": "Search…"},
-    },
-    "es": {
-        "html_title": "Atención, desde cero",
-        "author": "los autores del libro de atención",
-        "nb_code_prompt_show": "Mostrar la celda de código",
-        "nb_code_prompt_hide": "Ocultar la celda de código",
-        "html_theme_options": {"search_bar_text": "Buscar…"},
-    },
-}
-
-
-def _per_language(app, config):
-    values = PER_LANGUAGE.get(config.language or "en", PER_LANGUAGE["en"])
-    for name, value in values.items():
-        if isinstance(value, dict):  # added to the dict the config already has
-            value = {**getattr(config, name), **value}
-        setattr(config, name, value)
-    config.project = values["html_title"]
-    config.copyright = f"2026, {values['author']}"
-
-
-class DisplayMathIsNotTranslated(SphinxTransform):
-    """Keep display formulas out of the catalogs: LaTeX reads the same in both languages.
-
-    Runs before Sphinx's Locale transform (priority 20), so gettext never
-    extracts a ``math_block`` and the translated build keeps the English one.
-    """
-
-    default_priority = 10
-
-    def apply(self, **kwargs):
-        for node in self.document.findall(nodes.math_block):
-            node["translatable"] = False
-
-
-THUMB_IMAGE = re.compile(r"sphx_glr_(?P<name>.+)_thumb\.\w+$")
-THUMB_TOOLTIP = re.compile(r'(<div class="sphx-glr-thumbcontainer" tooltip=")[^"]*(")')
-THUMB_TITLE = re.compile(r'(<div class="sphx-glr-thumbnail-title">).*?(</div>)', re.S)
-
-
-def _gallery_summary(env, docname):
-    """The first paragraph of a gallery page, as the reader's language has it."""
-    doctree = env.get_doctree(docname)
-    section = next(iter(doctree.findall(nodes.section)), None)
-    for child in section.children if section is not None else ():
-        if isinstance(child, nodes.paragraph):
-            return child.astext().replace("\n", " ")
-    return ""
-
-
-def _translate_gallery_cards(app, doctree, docname):
-    """Put the translated title and summary on the gallery's cards.
-
-    sphinx-gallery writes each card of ``auto_examples/index`` as raw HTML (the
-    summary as a tooltip, the title in a ``div``), which the catalogs cannot
-    reach; the Spanish book would show them in English.  Both are taken here
-    from the example's own, translated, page.
-    """
-    if docname != "auto_examples/index" or (app.config.language or "en") == "en":
-        return
-    pending = None  # the raw node that opens the card being read
-    name = None
-    for node in doctree.findall(lambda n: isinstance(n, (nodes.raw, nodes.image))):
-        if isinstance(node, nodes.raw) and "sphx-glr-thumbcontainer" in node.astext():
-            pending, name = node, None
-        elif isinstance(node, nodes.image) and pending is not None:
-            match = THUMB_IMAGE.search(node["uri"])
-            name = match and f"auto_examples/{match['name']}"
-            if name in app.env.titles:
-                summary = html.escape(_gallery_summary(app.env, name), quote=True)
-                text = THUMB_TOOLTIP.sub(lambda m: m[1] + summary + m[2], pending.astext())
-                pending.children = [nodes.Text(text)]
-        elif isinstance(node, nodes.raw) and "sphx-glr-thumbnail-title" in node.astext() and name in app.env.titles:
-            title = html.escape(app.env.titles[name].astext())
-            text = THUMB_TITLE.sub(lambda m: m[1] + title + m[2], node.astext())
-            node.children = [nodes.Text(text)]
-            pending = name = None
-
-
-def _continue_chapter_numbers(app, env):
-    """Number the chapters of Part II after those of Part I (12, 13, ...).
-
-    Sphinx numbers each numbered toctree of a page from 1 again, and the index has one
-    toctree per part, so that each part gets its caption. After Sphinx has assigned the
-    numbers, shift those of every later numbered toctree of the page by the number of
-    chapters before it: in the page's headings, the sidebar and the previous/next links.
-    """
-    changed = []
-    for docname in sorted(env.numbered_toctrees):
-        offset = 0
-        for toctree in env.get_doctree(docname).findall(addnodes.toctree):
-            if not toctree.get("numbered"):
-                continue
-            refs = [ref for _, ref in toctree["entries"] if ref in env.toc_secnumbers]
-            for ref in refs if offset else ():
-                secnums = env.toc_secnumbers[ref]
-                for anchor, number in secnums.items():
-                    if number:
-                        secnums[anchor] = (number[0] + offset, *number[1:])
-                for node in [*env.tocs[ref].findall(nodes.reference), env.titles.get(ref)]:
-                    if node is not None and node.get("secnumber"):  # a new list: the two share one
-                        node["secnumber"] = [node["secnumber"][0] + offset, *node["secnumber"][1:]]
-                changed.append(ref)
-            offset += len(refs)
-    return changed
-
-
-def setup(app):
-    # after Sphinx's own numbering (its collector listens at the default priority, 500)
-    app.connect("env-get-updated", _continue_chapter_numbers, priority=900)
-    app.add_transform(DisplayMathIsNotTranslated)
-    app.connect("config-inited", _per_language, priority=100)
-    app.connect("html-page-context", _html_context)
-    app.connect("build-finished", _finish_html)
-    app.connect("doctree-resolved", _translate_gallery_cards)

@@ -10,6 +10,8 @@ Modules, in the order the book teaches them:
 - :class:`PrepareForMultiHeadAttention`, :class:`SeqFirstMultiHeadAttention`: the
   sequence-first ``einsum`` formulation;
 - :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
+- :class:`KVCache`, :class:`GroupedQueryAttention`: decoding with a cache, shared
+  keys and values;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
 - :func:`journey`: the notes' six-token example.
 
@@ -19,9 +21,12 @@ from . import functional, plot
 from .causal import CausalAttention
 from .data import journey
 from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
+from .grouped_query import GroupedQueryAttention
 from .input_block import TransformerInputBlock
+from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .positional import PositionalEncoding
+from .rope import RotaryEmbedding
 from .self_attention import SelfAttentionV1, SelfAttentionV2
 
 __all__ = [
@@ -37,4 +42,7 @@ __all__ = [
     "SeqFirstMultiHeadAttention",
     "PositionalEncoding",
     "TransformerInputBlock",
+    "RotaryEmbedding",
+    "KVCache",
+    "GroupedQueryAttention",
 ]

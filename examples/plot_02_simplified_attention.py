@@ -23,11 +23,11 @@ import attn
 import attn.functional as AF
 from attn.plot import heatmap
 
-tokens, inputs = attn.data.journey()  # 6 tokens, inputs (6, 3)
+tokens, inputs = attn.journey()  # T = 6, inputs: (6, 3)
 z, weights = AF.simplified_self_attention(inputs, return_weights=True)
 print("weights:", weights.shape)  # (6, 6)
 print("z:", z.shape)  # (6, 3)
-print(weights.sum(dim=-1))  # every row sums to 1
+print(weights.sum(dim=-1))  # sum_j w_ij = 1
 print(torch.allclose(z, weights @ inputs))
 
 # %%

@@ -49,7 +49,7 @@ d_k, T = 512, 8
 q = torch.randn(1, d_k)  # (T_q, d_k) = (1, 512)
 k = torch.randn(T, d_k)  # (T_k, d_k) = (8, 512)
 w_raw = AF.attention_weights(q, k, scale=1.0)  # (1, 8)
-w_scaled = AF.attention_weights(q, k)  # (1, 8), scale 1/sqrt(d_k)
+w_scaled = AF.attention_weights(q, k)  # (1, 8), scale = 1/sqrt(d_k)
 w = torch.cat([w_raw, w_scaled])  # (2, 8)
 print("w:", w)
 heatmap(

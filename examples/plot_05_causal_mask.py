@@ -37,9 +37,9 @@ print("scores:", scores, sep="\n")
 # The mask is ``True`` on and below the diagonal (key :math:`j \le` query :math:`i`):
 # those entries are kept. The others are replaced by :math:`-\infty`, which the softmax
 # turns into a weight of exactly 0.
-mask = AF.causal_mask(T)  # (6, 6) bool, True = may attend
+mask = AF.causal_mask(T)  # (6, 6) bool, mask[i, j] = (j <= i)
 masked = scores.masked_fill(~mask, float("-inf"))  # (6, 6)
-weights = torch.softmax(masked, dim=-1)  # (6, 6), softmax over the keys
+weights = torch.softmax(masked, dim=-1)  # (6, 6), softmax_j (dim=-1)
 print("weights:", weights, sep="\n")
 print("sum:", weights.sum(dim=-1))
 

@@ -57,7 +57,7 @@ with torch.no_grad():
         getattr(fused, name).weight.copy_(torch.cat(weights, dim=0))  # (h * d_head, d_in)
     fused.out_proj.weight.copy_(torch.eye(h * d_head))
     fused.out_proj.bias.zero_()
-    z_fused, z_wrapper = fused(x), wrapper(x)  # (B, T, h * d_head) each
+    z_fused, z_wrapper = fused(x), wrapper(x)  # (B, T, h * d_head), (B, T, h * d_head)
 torch.testing.assert_close(z_fused, z_wrapper)
 diff = (z_fused - z_wrapper).abs().max().item()
 print(f"{diff=:.1e}")

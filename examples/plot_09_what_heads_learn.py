@@ -59,7 +59,7 @@ torch.manual_seed(0)
 model = TwoRelationNet()
 opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
 g = torch.Generator().manual_seed(1)
-for step in range(600):
+for _ in range(600):
     x, y = make_batch(64, g)
     loss = F.cross_entropy(model(x)[:, 2:].reshape(-1, V), y[:, 2:].reshape(-1))
     opt.zero_grad()

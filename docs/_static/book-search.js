@@ -1,0 +1,32 @@
+/* Search result snippets from the article's own text, around the words searched.
+ *
+ * Sphinx's searchtools.js fetches each result page and takes the text of its
+ * [role="main"] element, which in this theme also holds the article header
+ * (language and colour switches) and the tables of contents, so snippets began
+ * with "ES Español System Settings Light Dark".  Loaded on the search page only
+ * (docs/_ext/book_site.py), after searchtools.js.
+ */
+(() => {
+  if (typeof Search === "undefined") return;
+  const sphinxHtmlToText = Search.htmlToText;
+  const sphinxSummary = Search.makeSearchSummary;
+
+  Search.htmlToText = (htmlString, anchor) => {
+    const doc = new DOMParser().parseFromString(htmlString, "text/html");
+    const article = doc.querySelector("article.bd-article");
+    if (!article) return sphinxHtmlToText(htmlString, anchor);
+    article
+      .querySelectorAll(".headerlink, script, style, .toctree-wrapper, .sphx-glr-signature")
+      .forEach((el) => el.remove());
+    const part = anchor ? article.querySelector(anchor) : null;
+    return (part || article).textContent.replace(/\s+/g, " ");
+  };
+
+  // The words as typed come first: a stemmed word ("atencion" for "atención")
+  // may not appear in the text, and the snippet would then start at the top.
+  const typed = (new URLSearchParams(window.location.search).get("q") || "")
+    .split(/\s+/)
+    .filter((word) => word.length > 1);
+  Search.makeSearchSummary = (htmlText, keywords, anchor) =>
+    sphinxSummary(htmlText, [...keywords, ...typed], anchor);
+})();
