@@ -35,10 +35,10 @@ FORWARDS = {
     attn.SelfAttentionV1: "(x, return_weights=False)",
     attn.SelfAttentionV2: "(x, return_weights=False)",
     attn.CausalAttention: "(x, return_weights=False)",
-    attn.MultiHeadAttention: "(x, key_padding_mask=None, return_weights=False)",
+    attn.MultiHeadAttention: "(x, key_padding_mask=None, return_weights=False, cache=None)",
     attn.TransformerInputBlock: "(tokens, key_padding_mask=None, return_weights=False)",
     attn.PositionalEncoding: "(x)",
-    attn.GroupedQueryAttention: "(x, cache=None, return_weights=False)",
+    attn.GroupedQueryAttention: "(x, return_weights=False, cache=None)",
 }
 
 
