@@ -80,7 +80,7 @@ class GroupedQueryAttention(nn.Module):
         self.rope = None if rope_base is None else _rope(rope_base, self.head_dim, context_length)
         self.register_buffer("mask", AF.causal_mask(context_length))
 
-    def forward(self, x, return_weights=False, cache=None):
+    def forward(self, x, *, return_weights=False, cache=None):
         """Causal grouped-query attention, optionally appending to a KV cache.
 
         Args:

@@ -47,7 +47,7 @@ class MultiHeadAttentionWrapper(nn.Module):
             [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
         )
 
-    def forward(self, x, return_weights=False):
+    def forward(self, x, *, return_weights=False):
         """Concatenated context vectors of all heads.
 
         Args:
@@ -119,7 +119,7 @@ class MultiHeadAttention(nn.Module):
     """
 
     def __init__(
-        self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, causal=True, out_bias=True
+        self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, *, causal=True, out_bias=True
     ):
         super().__init__()
         self.d_in, self.d_out, self.context_length, self.num_heads = _checks.sizes(
@@ -136,7 +136,7 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.register_buffer("mask", AF.causal_mask(context_length) if causal else None)
 
-    def forward(self, x, key_padding_mask=None, return_weights=False, cache=None):
+    def forward(self, x, *, key_padding_mask=None, return_weights=False, cache=None):
         """Multi-head context vectors.
 
         Args:

@@ -1,5 +1,9 @@
 """The book's one attention-heatmap style (matplotlib is imported only when drawing)."""
+import numbers
+
 import torch
+
+from . import _checks
 
 __all__ = ["heatmap", "heatmap_grid"]
 
@@ -17,6 +21,28 @@ def _as_matrix(weights, name="weights"):
                 f"{name} must be a torch.Tensor or an array of numbers, got {type(weights).__name__}"
             ) from err
     return weights
+
+
+def _check_labels(name, labels, n):
+    """``labels`` is None or a list/tuple of ``n`` entries (strings or numbers)."""
+    if labels is None:
+        return
+    if isinstance(labels, str) or not isinstance(labels, (list, tuple)):
+        raise TypeError(f"{name} must be a list of str or None, got {type(labels).__name__}")
+    if len(labels) != n:
+        raise ValueError(f"{name} must have {n} entries, got {len(labels)}")
+
+
+def _check_style(annotate, fmt, vmin, vmax, colorbar):
+    """Type checks of :func:`heatmap`'s keyword arguments."""
+    if annotate is not None:
+        _checks.flag("annotate", annotate)
+    _checks.flag("colorbar", colorbar)
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a str such as '.2f', got {type(fmt).__name__}")
+    for name, value in (("vmin", vmin), ("vmax", vmax)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise TypeError(f"{name} must be a float, got {type(value).__name__} ({value!r})")
 
 
 def _text_color(rgba):
@@ -81,9 +107,9 @@ def heatmap(
     T_q, T_k = w.shape
     if y_labels is None and x_labels is not None and T_q == T_k:
         y_labels = x_labels
-    for name, labels, n in (("x_labels", x_labels, T_k), ("y_labels", y_labels, T_q)):
-        if labels is not None and len(labels) != n:
-            raise ValueError(f"{name} must have {n} entries, got {len(labels)}")
+    _check_labels("x_labels", x_labels, T_k)
+    _check_labels("y_labels", y_labels, T_q)
+    _check_style(annotate, fmt, vmin, vmax, colorbar)
     if ax is None:
         size = (max(3.0, 0.55 * T_k + 1.5), max(2.5, 0.55 * T_q + 1.0))
         fig, ax = plt.subplots(figsize=size, facecolor="white", layout="constrained")
@@ -119,7 +145,7 @@ def heatmap(
     return ax
 
 
-def heatmap_grid(weights, x_labels=None, y_labels=None, ncols=4, titles=None, **kwargs):
+def heatmap_grid(weights, x_labels=None, y_labels=None, *, ncols=4, titles=None, **kwargs):
     """Draw several heatmaps (e.g. one per head) in one figure, same style as :func:`heatmap`.
 
     Args:
@@ -139,10 +165,8 @@ def heatmap_grid(weights, x_labels=None, y_labels=None, ncols=4, titles=None, **
     if w.ndim != 3:
         raise ValueError(f"weights must have shape (n, T_q, T_k), got shape {tuple(w.shape)}")
     n = w.shape[0]
-    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols <= 0:
-        raise ValueError(f"ncols must be a positive int, got {ncols!r}")
-    if titles is not None and len(titles) != n:
-        raise ValueError(f"titles must have {n} entries, got {len(titles)}")
+    ncols = _checks.positive_int("ncols", ncols)
+    _check_labels("titles", titles, n)
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
     T_q, T_k = w.shape[1:]

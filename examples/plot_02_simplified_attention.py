@@ -23,7 +23,7 @@ import attn
 import attn.functional as AF
 from attn.plot import heatmap
 
-tokens, inputs = attn.data.journey()  # T = 6, inputs: (6, 3)
+tokens, inputs = attn.journey()  # T = 6, inputs: (6, 3)
 z, weights = AF.simplified_self_attention(inputs, return_weights=True)
 print("weights:", weights.shape)  # (6, 6)
 print("z:", z.shape)  # (6, 3)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, OTHER, WRITTEN_PAGES, page_soup
+from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, OTHER, WRITTEN_PAGES, page_soup, parse
 
 
 def number(page):
@@ -124,8 +124,8 @@ def test_language_settings_search_and_math(site_dir, lang):
     mathjax = site_dir / lang / "_static" / "mathjax" / "es5"
     assert (mathjax / "tex-chtml.js").is_file()
     assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
-    page = (site_dir / lang / "chapters" / "04_scaling.html").read_text(encoding="utf-8")
-    assert "_static/mathjax/es5/tex-chtml.js" in page
+    scripts = [s["src"] for s in page_soup(site_dir, lang, "chapters/04_scaling").find_all("script", src=True)]
+    assert any(src.endswith("_static/mathjax/es5/tex-chtml.js") for src in scripts), scripts
 
 
 def test_spanish_search_uses_the_spanish_stemmer(site_dir):
@@ -134,9 +134,9 @@ def test_spanish_search_uses_the_spanish_stemmer(site_dir):
 
 
 def test_root_index_sends_readers_to_a_language(site_dir):
-    html = (site_dir / "index.html").read_text(encoding="utf-8")
-    assert 'href="en/index.html"' in html and 'href="es/index.html"' in html
-    assert "navigator.language" in html
+    doc = parse(site_dir / "index.html")
+    assert [a["href"] for a in doc.find_all("a", href=True)] == [f"{lang}/index.html" for lang in LANGS]
+    assert "navigator.language" in doc.script.get_text()
     assert not (site_dir / "jupyter_execute").exists(), "executed notebooks leaked into the site"
 
 
@@ -175,21 +175,21 @@ def test_spanish_page_is_translated(site_dir, page):
 
 # What the theme and Sphinx put around the text, which their own Spanish
 # catalogs leave in English (see locale/es/LC_MESSAGES/sphinx.po).
+# CSS selectors of elements that carry the text.
 CHROME = {
-    "en": ['title="Link to this heading"', 'title="Toggle primary sidebar"', 'placeholder="Search…"'],
-    "es": ['title="Enlace a este encabezado"', 'title="Mostrar u ocultar la barra lateral principal"',
-           'placeholder="Buscar…"'],
+    "en": ['[title="Link to this heading"]', '[title="Toggle primary sidebar"]', '[placeholder="Search…"]'],
+    "es": ['[title="Enlace a este encabezado"]', '[title="Mostrar u ocultar la barra lateral principal"]',
+           '[placeholder="Buscar…"]'],
 }
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_page_chrome_is_in_the_page_language(site_dir, lang):
-    html = (site_dir / lang / "chapters" / "02_simplified_attention.html").read_text(encoding="utf-8")
-    other = OTHER[lang]
-    for snippet in CHROME[lang]:
-        assert snippet in html, f"{lang}: {snippet} missing"
-    for snippet in CHROME[other]:
-        assert snippet not in html, f"{lang}: {snippet} is the other language's"
+    doc = page_soup(site_dir, lang, "chapters/02_simplified_attention")
+    for selector in CHROME[lang]:
+        assert doc.select_one(selector), f"{lang}: no {selector}"
+    for selector in CHROME[OTHER[lang]]:
+        assert not doc.select_one(selector), f"{lang}: {selector} is the other language's"
 
 
 @pytest.mark.parametrize("lang", LANGS)
