@@ -39,11 +39,11 @@ FORWARDS = {
     attn.SelfAttentionV2: "(x, *, return_weights=False)",
     attn.CausalAttention: "(x, *, return_weights=False)",
     attn.MultiHeadAttentionWrapper: "(x, *, return_weights=False)",
-    attn.MultiHeadAttention: "(x, *, key_padding_mask=None, return_weights=False)",
+    attn.MultiHeadAttention: "(x, *, key_padding_mask=None, return_weights=False, cache=None)",
     attn.SeqFirstMultiHeadAttention: "(query, key, value, mask=None, *, return_weights=False)",
     attn.TransformerInputBlock: "(tokens, key_padding_mask=None, *, return_weights=False)",
     attn.PositionalEncoding: "(x)",
-    attn.GroupedQueryAttention: "(x, cache=None, return_weights=False)",
+    attn.GroupedQueryAttention: "(x, *, return_weights=False, cache=None)",
 }
 
 
