@@ -11,11 +11,12 @@ Modules, in the order the book teaches them:
   sequence-first ``einsum`` formulation;
 - :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
+- :mod:`attn.diagrams`: diagrams of the mechanism, drawn from the shapes of real tensors;
 - :func:`journey`: the notes' six-token example.
 
 Depends only on PyTorch.
 """
-from . import functional, plot
+from . import diagrams, functional, plot
 from .causal import CausalAttention
 from .data import journey
 from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
@@ -28,6 +29,7 @@ from .self_attention import SelfAttentionV1, SelfAttentionV2
 __all__ = [
     "functional",
     "plot",
+    "diagrams",
     "journey",
     "SelfAttentionV1",
     "SelfAttentionV2",
