@@ -9,7 +9,7 @@ import torch
 import attn
 import attn.functional as AF
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_d_out_not_divisible_by_num_heads():
