@@ -6,12 +6,15 @@ SOURCEDIR    = docs
 BUILDDIR     = _build
 # docs/_ext/book_languages.py holds the list (the source language first).
 LANGUAGES   := $(shell $(PYTHON) docs/_ext/book_languages.py)
+ifeq ($(LANGUAGES),)
+$(error $(PYTHON) docs/_ext/book_languages.py printed no languages)
+endif
 SOURCELANG   = $(word 1,$(LANGUAGES))
 TRANSLATION  = $(word 2,$(LANGUAGES))
 # -c . : conf.py sits at the top level, the pages in docs/
 SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
 
-.PHONY: help html html-en html-es root-index gettext update-po translation-check \
+.PHONY: help html $(addprefix html-,$(LANGUAGES)) root-index gettext update-po translation-check \
         test test-fast livehtml clean
 
 help:

@@ -54,7 +54,7 @@ class CausalAttention(nn.Module):
         self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.register_buffer("mask", AF.causal_mask(context_length))
 
-    def forward(self, x, return_weights=False):
+    def forward(self, x, *, return_weights=False):
         """Causal context vectors.
 
         Args:

@@ -86,7 +86,7 @@ class SeqFirstMultiHeadAttention(nn.Module):
         - output: ``[seq_q, batch, d_model]``
     """
 
-    def __init__(self, heads, d_model, dropout=0.0, bias=True, out_bias=True):
+    def __init__(self, heads, d_model, dropout=0.0, bias=True, *, out_bias=True):
         super().__init__()
         self.heads, self.d_model = _checks.sizes(heads=heads, d_model=d_model)
         _checks.divisible("d_model", d_model, "heads", heads)
@@ -124,7 +124,7 @@ class SeqFirstMultiHeadAttention(nn.Module):
             )
         return mask.unsqueeze(-1)  # [seq_q, seq_k, batch] -> [seq_q, seq_k, batch, 1]
 
-    def forward(self, query, key, value, mask=None, return_weights=False):
+    def forward(self, query, key, value, mask=None, *, return_weights=False):
         """Attend from ``query`` to ``key``/``value`` (pass the same tensor three times
         for self-attention).
 

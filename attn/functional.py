@@ -147,7 +147,7 @@ def _open_empty_rows(mask, dim):
     return mask | ~has_key, has_key
 
 
-def masked_softmax(scores, mask=None, dim=-1):
+def masked_softmax(scores, mask=None, *, dim=-1):
     """Softmax over the keys with a boolean mask, ``True`` = may attend.
 
     Scores where the mask is False become ``-inf`` before the softmax, so they get a
@@ -263,7 +263,7 @@ def scaled_dot_product_attention(
     return out, att
 
 
-def simplified_self_attention(x, return_weights=False):
+def simplified_self_attention(x, *, return_weights=False):
     r"""Self-attention without trainable weights (the first, unscaled mechanism).
 
     .. math::

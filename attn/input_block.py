@@ -45,7 +45,7 @@ class TransformerInputBlock(nn.Module):
     """
 
     def __init__(
-        self, vocab_size, d_model, num_heads, context_length=512, dropout=0.1, bias=False, causal=False
+        self, vocab_size, d_model, num_heads, context_length=512, dropout=0.1, *, bias=False, causal=False
     ):
         super().__init__()
         self.vocab_size = _checks.positive_int("vocab_size", vocab_size)
@@ -56,7 +56,7 @@ class TransformerInputBlock(nn.Module):
             d_model, d_model, context_length, dropout, num_heads, qkv_bias=bias, causal=causal, out_bias=bias
         )
 
-    def forward(self, tokens, key_padding_mask=None, return_weights=False):
+    def forward(self, tokens, key_padding_mask=None, *, return_weights=False):
         """Contextual vectors for a batch of token ids.
 
         Args:

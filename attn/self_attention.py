@@ -44,7 +44,7 @@ class SelfAttentionV1(nn.Module):
         """Queries, keys and values, each ``(..., T, d_in) -> (..., T, d_out)``."""
         return x @ self.W_query, x @ self.W_key, x @ self.W_value
 
-    def forward(self, x, return_weights=False):
+    def forward(self, x, *, return_weights=False):
         """Context vectors for every token.
 
         Args:

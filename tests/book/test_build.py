@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 from bs4.element import PreformattedString
-from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, OTHER, WRITTEN_PAGES, built_pages, page_soup
+from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, OTHER, WRITTEN_PAGES, built_pages, page_soup, parse
 
 
 def number(page):
@@ -18,8 +18,11 @@ def number(page):
     return Path(page).name.removeprefix("plot_")[:2]
 
 
-# Concept chapters: a figure and at least two folded solutions each.
-CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= number(c) <= "10"]
+# Concept chapters: a figure and at least two folded solutions each (Part I's 2 to 10,
+# every chapter of Part II, from 12 on).
+CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= number(c) <= "10" or number(c) >= "12"]
+# The first chapter of each part; Part II continues the numbering of Part I.
+PART_STARTS = {"chapters/01_why_attention": 1, "chapters/12_cost_and_tiling": 12}
 
 # Numbers the source notes print, which the book reproduces (same seeds, same inputs).
 NOTES_NUMBERS = {
@@ -39,10 +42,27 @@ def cell_outputs(doc):
 
 
 def test_the_book_has_its_chapters_and_examples():
-    assert len(CHAPTERS) == 11, CHAPTERS
-    assert [number(c) for c in CHAPTERS] == [f"{i:02d}" for i in range(1, 12)]
+    assert len(CHAPTERS) >= 12, CHAPTERS
+    assert [number(c) for c in CHAPTERS] == [f"{i:02d}" for i in range(1, len(CHAPTERS) + 1)]
     numbered = {number(e) for e in EXAMPLE_PAGES}
-    assert {f"{i:02d}" for i in range(2, 10)} <= numbered, f"a chapter from 2 to 9 has no example: {EXAMPLE_PAGES}"
+    wanted = {f"{i:02d}" for i in range(2, 10)} | {number(c) for c in CHAPTERS if number(c) >= "12"}
+    assert wanted <= numbered, f"a chapter from 2 to 9, or of Part II, has no example: {EXAMPLE_PAGES}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_numbers_continue_into_part_two(site_dir, lang):
+    # Each part is a toctree of its own (for its caption); Sphinx would restart at 1.
+    for chapter in CHAPTERS:
+        doc = page_soup(site_dir, lang, chapter)
+        shown = doc.select_one("h1 .section-number")
+        assert shown is not None, f"{lang}/{chapter}: the title has no number"
+        assert shown.get_text().strip() == f"{int(number(chapter))}.", f"{lang}/{chapter}: {shown.get_text()!r}"
+    index = page_soup(site_dir, lang, "index")
+    captions = [c.get_text(" ", strip=True) for c in index.select("article .caption-text")]
+    assert len(captions) >= 3 and captions[0] != captions[1], captions
+    for chapter, first in PART_STARTS.items():
+        link = index.select_one(f'article a[href="{chapter}.html"]')
+        assert link is not None and link.get_text().startswith(f"{first}. "), (lang, chapter, link)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -126,8 +146,8 @@ def test_language_settings_search_and_math(site_dir, lang):
     mathjax = site_dir / lang / "_static" / "mathjax" / "es5"
     assert (mathjax / "tex-chtml.js").is_file()
     assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
-    page = (site_dir / lang / "chapters" / "04_scaling.html").read_text(encoding="utf-8")
-    assert "_static/mathjax/es5/tex-chtml.js" in page
+    scripts = [s["src"] for s in page_soup(site_dir, lang, "chapters/04_scaling").find_all("script", src=True)]
+    assert any(src.endswith("_static/mathjax/es5/tex-chtml.js") for src in scripts), scripts
 
 
 def test_spanish_search_uses_the_spanish_stemmer(site_dir):
@@ -136,9 +156,9 @@ def test_spanish_search_uses_the_spanish_stemmer(site_dir):
 
 
 def test_root_index_sends_readers_to_a_language(site_dir):
-    html = (site_dir / "index.html").read_text(encoding="utf-8")
-    assert 'href="en/index.html"' in html and 'href="es/index.html"' in html
-    assert "navigator.language" in html
+    doc = parse(site_dir / "index.html")
+    assert [a["href"] for a in doc.find_all("a", href=True)] == [f"{lang}/index.html" for lang in LANGS]
+    assert "navigator.language" in doc.script.get_text()
     assert not (site_dir / "jupyter_execute").exists(), "executed notebooks leaked into the site"
 
 
@@ -177,21 +197,21 @@ def test_spanish_page_is_translated(site_dir, page):
 
 # What the theme and Sphinx put around the text, which their own Spanish
 # catalogs leave in English (see locale/es/LC_MESSAGES/sphinx.po).
+# CSS selectors of elements that carry the text.
 CHROME = {
-    "en": ['title="Link to this heading"', 'title="Toggle primary sidebar"', 'placeholder="Search…"'],
-    "es": ['title="Enlace a este encabezado"', 'title="Mostrar u ocultar la barra lateral principal"',
-           'placeholder="Buscar…"'],
+    "en": ['[title="Link to this heading"]', '[title="Toggle primary sidebar"]', '[placeholder="Search…"]'],
+    "es": ['[title="Enlace a este encabezado"]', '[title="Mostrar u ocultar la barra lateral principal"]',
+           '[placeholder="Buscar…"]'],
 }
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_page_chrome_is_in_the_page_language(site_dir, lang):
-    html = (site_dir / lang / "chapters" / "02_simplified_attention.html").read_text(encoding="utf-8")
-    other = OTHER[lang]
-    for snippet in CHROME[lang]:
-        assert snippet in html, f"{lang}: {snippet} missing"
-    for snippet in CHROME[other]:
-        assert snippet not in html, f"{lang}: {snippet} is the other language's"
+    doc = page_soup(site_dir, lang, "chapters/02_simplified_attention")
+    for selector in CHROME[lang]:
+        assert doc.select_one(selector), f"{lang}: no {selector}"
+    for selector in CHROME[OTHER[lang]]:
+        assert not doc.select_one(selector), f"{lang}: {selector} is the other language's"
 
 
 @pytest.mark.parametrize("lang", LANGS)
