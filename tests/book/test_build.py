@@ -16,8 +16,11 @@ def number(page):
     return Path(page).name.removeprefix("plot_")[:2]
 
 
-# Concept chapters: a figure and at least two folded solutions each.
-CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= number(c) <= "10"]
+# Concept chapters: a figure and at least two folded solutions each (Part I's 2 to 10,
+# every chapter of Part II, from 12 on).
+CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= number(c) <= "10" or number(c) >= "12"]
+# The first chapter of each part; Part II continues the numbering of Part I.
+PART_STARTS = {"chapters/01_why_attention": 1, "chapters/12_cost_and_tiling": 12}
 
 # Numbers the source notes print, which the book reproduces (same seeds, same inputs).
 NOTES_NUMBERS = {
@@ -37,10 +40,27 @@ def cell_outputs(doc):
 
 
 def test_the_book_has_its_chapters_and_examples():
-    assert len(CHAPTERS) == 11, CHAPTERS
-    assert [number(c) for c in CHAPTERS] == [f"{i:02d}" for i in range(1, 12)]
+    assert len(CHAPTERS) >= 12, CHAPTERS
+    assert [number(c) for c in CHAPTERS] == [f"{i:02d}" for i in range(1, len(CHAPTERS) + 1)]
     numbered = {number(e) for e in EXAMPLE_PAGES}
-    assert {f"{i:02d}" for i in range(2, 10)} <= numbered, f"a chapter from 2 to 9 has no example: {EXAMPLE_PAGES}"
+    wanted = {f"{i:02d}" for i in range(2, 10)} | {number(c) for c in CHAPTERS if number(c) >= "12"}
+    assert wanted <= numbered, f"a chapter from 2 to 9, or of Part II, has no example: {EXAMPLE_PAGES}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_numbers_continue_into_part_two(site_dir, lang):
+    # Each part is a toctree of its own (for its caption); Sphinx would restart at 1.
+    for chapter in CHAPTERS:
+        doc = page_soup(site_dir, lang, chapter)
+        shown = doc.select_one("h1 .section-number")
+        assert shown is not None, f"{lang}/{chapter}: the title has no number"
+        assert shown.get_text().strip() == f"{int(number(chapter))}.", f"{lang}/{chapter}: {shown.get_text()!r}"
+    index = page_soup(site_dir, lang, "index")
+    captions = [c.get_text(" ", strip=True) for c in index.select("article .caption-text")]
+    assert len(captions) >= 3 and captions[0] != captions[1], captions
+    for chapter, first in PART_STARTS.items():
+        link = index.select_one(f'article a[href="{chapter}.html"]')
+        assert link is not None and link.get_text().startswith(f"{first}. "), (lang, chapter, link)
 
 
 @pytest.mark.parametrize("lang", LANGS)
