@@ -21,6 +21,8 @@ from xml.sax.saxutils import escape as xml_escape
 from docutils import nodes
 from myst_nb.sphinx_ import HideCodeCellNode
 
+from book_languages import OTHER, SOURCE
+
 # Text this extension writes into pages, per language (no catalog reaches it).
 TEXT = {
     "en": {
@@ -39,7 +41,6 @@ TEXT = {
         "thumbnail": "Figura del ejemplo: {alt}",
     },
 }
-OTHER = {"en": "es", "es": "en"}
 # Pages Sphinx writes itself: no twin worth announcing to search engines.
 NOT_IN_SITEMAP = ("genindex", "search", "py-modindex")
 DESCRIPTION_CHARS = 160
@@ -47,7 +48,7 @@ ALT_CHARS = 250
 
 
 def _lang(app):
-    return app.config.language or "en"
+    return app.config.language or SOURCE
 
 
 def _text(app, key, **kwargs):
@@ -126,9 +127,8 @@ def page_context(app, pagename, templatename, context, doctree):
     else:  # relative: the file itself, and the switcher's target
         here = pagename.rsplit("/", 1)[-1] + suffix
         there = context["book_other_href"]
-    en, es = (here, there) if lang == "en" else (there, here)
-    tags.append(f'<link rel="alternate" hreflang="en" href="{html.escape(en)}" />')
-    tags.append(f'<link rel="alternate" hreflang="es" href="{html.escape(es)}" />')
+    for code, href in sorted({lang: here, other: there}.items()):
+        tags.append(f'<link rel="alternate" hreflang="{code}" href="{html.escape(href)}" />')
     context["metatags"] = context.get("metatags", "") + "\n    ".join([""] + tags) + "\n"
     if context.get("body"):
         context["body"] = sized_images(app, pagename, context["body"])
@@ -337,6 +337,9 @@ def _inside_code(node):
 
 
 def _is_path_alt(node):
+    """Whether the alt text is no description: none, a file name, or sphinx-gallery's titles."""
+    if type(node).__name__ == "imgsgnode":
+        return True  # the figure's axis titles (symbols such as "$h_{1}$"), in no language
     alt = node.get("alt", "")
     uri = node.get("uri", "")
     return not alt.strip() or alt == uri or "$" in alt or "\\" in alt or Path(uri).name in alt
@@ -440,6 +443,9 @@ def defer_scripts(app, pagename, templatename, context, doctree):
             if "defer" not in js.attributes and "async" not in js.attributes:
                 js = _JavaScript(js.filename, priority=js.priority, **js.attributes, defer="defer")
         scripts.append(js)
+        if isinstance(js, _JavaScript) and "mathjax" in name and name.endswith(".js"):
+            # A page with mathematics: typeset it a few formulas at a time (see the script).
+            scripts.append(_JavaScript("book-mathjax.js", priority=js.priority - 1, defer="defer"))
     context["script_files"] = scripts
 
 
