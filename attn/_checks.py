@@ -44,6 +44,21 @@ def flag(name, value):
     return value
 
 
+def sizes(**named):
+    """Check that every named value is a positive ``int``; return them, in order, as ints.
+
+    One call checks all of a constructor's sizes, e.g.
+    ``d_in, d_out = sizes(d_in=d_in, d_out=d_out)``.
+    """
+    return tuple(positive_int(name, value) for name, value in named.items())
+
+
+def flags(**named):
+    """Check that every named value is a ``bool`` (one call for all of a constructor's flags)."""
+    for name, value in named.items():
+        flag(name, value)
+
+
 def divisible(name, value, divisor_name, divisor):
     """Check that ``value`` is a multiple of ``divisor``."""
     if value % divisor != 0:
@@ -85,6 +100,155 @@ def sequence(name, x, d_in, context_length=None, *, d_name="d_in", dtype=None):
     return x, unbatched
 
 
+def dtype_of(module):
+    """The dtype of a module's parameters (the first one's)."""
+    return next(module.parameters()).dtype
+
+
+def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache=None):
+    """Check the inputs of an attention module's ``forward`` in one call.
+
+    ``x`` must be ``(T, module.d_in)`` or ``(B, T, module.d_in)`` with the dtype of the
+    module's parameters and ``T <= module.context_length`` (when the module has one);
+    ``return_weights`` a bool; ``key_padding_mask`` (optional) a bool mask of shape
+    ``(B, T)`` (``(T,)`` or ``(1, T)`` for unbatched ``x``), ``True`` = real token;
+    ``cache`` (optional) an :class:`attn.KVCache` that fits the module (see
+    :func:`kv_cache`), for a causal module and without ``key_padding_mask``.
+
+    Returns:
+        torch.Tensor or None: ``key_padding_mask`` with the shape ``x.shape[:-1]``.
+    """
+    context_length = getattr(module, "context_length", None)
+    sequence("x", x, module.d_in, context_length, dtype=dtype_of(module))
+    flag("return_weights", return_weights)
+    if cache is not None:
+        if not getattr(module, "causal", True):
+            raise ValueError("cache needs a causal module (causal=True): with causal=False "
+                             "earlier positions would attend to the new tokens")
+        if key_padding_mask is not None:
+            raise ValueError("key_padding_mask cannot be combined with cache: pass the "
+                             "sequences' real tokens only, one cache per batch")
+        heads = getattr(module, "num_kv_heads", module.num_heads)
+        kv_cache("cache", cache, x, heads, module.head_dim, context_length)
+    if key_padding_mask is None:
+        return None
+    B, T = (1, x.size(0)) if x.dim() == 2 else (x.size(0), x.size(1))
+    if x.dim() == 2 and isinstance(key_padding_mask, torch.Tensor) and key_padding_mask.dim() == 1:
+        key_padding_mask = key_padding_mask.unsqueeze(0)  # (T,) -> (1, T)
+    padding("key_padding_mask", key_padding_mask, B, T)
+    return key_padding_mask.reshape(x.shape[:-1])  # (B, T), or (T,) for unbatched x
+
+
+def kv_cache(name, cache, x, num_kv_heads, head_dim, context_length):
+    """Check a module's :class:`attn.KVCache` against its new tokens ``x``.
+
+    The cached keys ``(B, h_kv, T_cached, d_head)`` (no ``B`` for unbatched ``x``) must
+    have the batch size of ``x`` ``(B, T_new, d_in)``, ``num_kv_heads`` heads of
+    ``head_dim`` and the dtype of ``x``; ``T_cached + T_new <= context_length``.
+
+    Returns:
+        int: ``T_cached``, the number of cached positions.
+    """
+    from .kv_cache import KVCache  # the cache module imports this one
+
+    if not isinstance(cache, KVCache):
+        raise TypeError(f"{name} must be an attn.KVCache or None, got {type(cache).__name__}")
+    P, T_new = len(cache), x.size(-2)
+    if P:
+        new_shape = (*x.shape[:-2], num_kv_heads, T_new, head_dim)  # the new keys' shape
+        same_layer(name, cache.k.shape, cache.k.dtype, new_shape, x.dtype)
+    if P + T_new > context_length:
+        raise ValueError(
+            f"{name} holds {P} positions and x adds T_new={T_new}: {P + T_new} positions, "
+            f"more than context_length={context_length}"
+        )
+    return P
+
+
+def same_layer(name, cached_shape, cached_dtype, new_shape, new_dtype):
+    """New keys ``(B, h_kv, T_new, d_head)`` (or ``(h_kv, T_new, d_head)``) must fit the
+    cached ones: same batch size, number of key-value heads, head dimension and dtype."""
+    if len(new_shape) != len(cached_shape):
+        raise ValueError(
+            f"{name} holds keys of shape {tuple(cached_shape)}, but the new keys have shape "
+            f"{tuple(new_shape)}: batched and unbatched inputs cannot share a cache"
+        )
+    for axis, what in ((-4, "batch size B"), (-3, "number of key-value heads h_kv"), (-1, "head_dim")):
+        if len(new_shape) >= -axis and new_shape[axis] != cached_shape[axis]:
+            raise ValueError(
+                f"{name} holds {what}={cached_shape[axis]}, but the new keys have "
+                f"{what}={new_shape[axis]} (cached keys {tuple(cached_shape)}, new keys "
+                f"{tuple(new_shape)}); use one KVCache per layer and per batch, or reset() it"
+            )
+    if new_dtype != cached_dtype:
+        raise TypeError(f"{name} holds dtype {cached_dtype}, but the new keys have dtype {new_dtype}")
+
+
+def optional_real(name, value):
+    """Check an optional real number (a scale factor): ``None`` or a real number; returns it as float or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float or None, got {type(value).__name__}")
+    return float(value)
+
+
+def attention(q, k, v, mask=None, *, is_causal=False, scale=None, dropout_p=0.0,
+              return_weights=False):
+    """Check the arguments of scaled dot-product attention in one call.
+
+    ``q`` ``(..., T_q, d_k)``, ``k`` ``(..., T_k, d_k)``, ``v`` ``(..., T_k, d_v)``
+    (floating point); ``mask`` bool, broadcastable to ``(..., T_q, T_k)``; ``is_causal``
+    and ``return_weights`` bools; ``scale`` None or a real number; ``dropout_p`` a
+    probability.
+
+    Returns:
+        tuple: ``(scale, dropout_p)`` as ``float or None`` and ``float``.
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        tensor(name, t, floating=True)
+        if t.dim() < 2:
+            raise ValueError(
+                f"{name} must have at least 2 dimensions (..., T, d), got shape {tuple(t.shape)}"
+            )
+    if k.size(-1) != q.size(-1):
+        raise ValueError(
+            f"k must have last dimension d_k={q.size(-1)} like q, got k shape {tuple(k.shape)} "
+            f"and q shape {tuple(q.shape)}"
+        )
+    if v.size(-2) != k.size(-2):
+        raise ValueError(
+            f"v must have T_k={k.size(-2)} rows like k, got v shape {tuple(v.shape)} "
+            f"and k shape {tuple(k.shape)}"
+        )
+    flag("is_causal", is_causal)
+    flag("return_weights", return_weights)
+    if mask is not None:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+        bool_mask("mask", mask, (*batch, q.size(-2), k.size(-2)))
+    return optional_real("scale", scale), probability("dropout_p", dropout_p)
+
+
+def seq_first(query, key, value, d_model, dtype, return_weights=False):
+    """Check the sequence-first inputs ``[seq, batch, d_model]`` of the ``einsum`` module."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        tensor(name, t, floating=True)
+        if t.dim() != 3 or t.size(-1) != d_model:
+            raise ValueError(
+                f"{name} must have shape [seq, batch, d_model={d_model}], got {list(t.shape)}"
+            )
+        if t.dtype != dtype:
+            raise TypeError(
+                f"{name} must have dtype {dtype} like the module's weights, got {t.dtype}"
+            )
+    if key.shape != value.shape or key.size(1) != query.size(1):
+        raise ValueError(
+            f"key and value must have shape [seq_k, batch={query.size(1)}, d_model], got "
+            f"key {list(key.shape)} and value {list(value.shape)}"
+        )
+    flag("return_weights", return_weights)
+
+
 def bool_mask(name, mask, target_shape):
     """Check a boolean mask that must broadcast to ``target_shape``."""
     tensor(name, mask)
@@ -117,3 +281,20 @@ def padding(name, key_padding_mask, B, T):
             f"{name} must have shape (B, T) = {(B, T)}, got shape {tuple(key_padding_mask.shape)}"
         )
     return key_padding_mask
+
+
+def token_ids(name, tokens, vocab_size, max_len):
+    """Check integer token ids of shape ``(T,)`` or ``(B, T)``, ``T <= max_len``, in ``[0, vocab_size)``."""
+    tensor(name, tokens)
+    if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor of ids, got dtype {tokens.dtype}")
+    if tokens.dim() not in (1, 2):
+        raise ValueError(f"{name} must have shape (T,) or (B, T), got shape {tuple(tokens.shape)}")
+    if tokens.size(-1) > max_len:
+        raise ValueError(f"{name} has T={tokens.size(-1)} ids, more than context_length={max_len}")
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise ValueError(
+            f"{name} must lie in [0, vocab_size={vocab_size}), got values in "
+            f"[{int(tokens.min())}, {int(tokens.max())}]"
+        )
+    return tokens

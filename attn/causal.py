@@ -35,25 +35,26 @@ class CausalAttention(nn.Module):
         - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)`` with ``T <= context_length``
         - output: ``(T, d_out)`` or ``(B, T, d_out)``
 
-    Without weights requested the forward pass is one call to
-    ``torch.nn.functional.scaled_dot_product_attention(..., is_causal=True)``; with
-    ``return_weights=True`` it runs the explicit path using the ``mask`` buffer.
+    The forward pass calls :func:`attn.functional.scaled_dot_product_attention` with
+    ``is_causal=True``: without weights requested, one call to PyTorch's fused kernel;
+    with ``return_weights=True``, the explicit path (scores, the causal mask, softmax,
+    dropout). The ``mask`` buffer of the notes is kept (it is part of the
+    ``state_dict``); it equals the mask the explicit path builds, ``mask[:T, :T]``.
     """
 
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
-        self.d_in = _checks.positive_int("d_in", d_in)
-        self.d_out = _checks.positive_int("d_out", d_out)
-        self.context_length = _checks.positive_int("context_length", context_length)
-        dropout = _checks.probability("dropout", dropout)
-        _checks.flag("qkv_bias", qkv_bias)
+        self.d_in, self.d_out, self.context_length = _checks.sizes(
+            d_in=d_in, d_out=d_out, context_length=context_length
+        )
+        _checks.flags(qkv_bias=qkv_bias)
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.register_buffer("mask", AF.causal_mask(context_length))
 
-    def forward(self, x, return_weights=False):
+    def forward(self, x, *, return_weights=False):
         """Causal context vectors.
 
         Args:
@@ -63,15 +64,11 @@ class CausalAttention(nn.Module):
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``.
         """
-        _checks.sequence("x", x, self.d_in, self.context_length, dtype=self.W_query.weight.dtype)
-        _checks.flag("return_weights", return_weights)
-        T = x.size(-2)
+        _checks.forward_inputs(self, x, return_weights)
         q = self.W_query(x)  # (..., T, d_in) -> (..., T, d_out)
         k = self.W_key(x)
         v = self.W_value(x)
         p = self.dropout.p if self.training else 0.0
-        if return_weights:
-            return AF.scaled_dot_product_attention(
-                q, k, v, self.mask[:T, :T], dropout_p=p, return_weights=True
-            )
-        return AF.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
+        return AF.scaled_dot_product_attention(  # fused kernel, or explicit path with weights
+            q, k, v, is_causal=True, dropout_p=p, return_weights=return_weights
+        )

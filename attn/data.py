@@ -1,4 +1,7 @@
-"""The running example of the course notes: "Your journey starts with one step"."""
+"""The running example of the course notes: "Your journey starts with one step".
+
+Call it as ``attn.journey()``, the one spelling the book and the examples use.
+"""
 import torch
 
 __all__ = ["journey"]

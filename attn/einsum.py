@@ -9,7 +9,8 @@ Tensors are laid out ``[seq, batch, heads, d_k]``; indices ``i`` (query position
     A = \operatorname{softmax}_j(S), \qquad
     Z_{ibhd} = \sum_j A_{ijbh} V_{jbhd}
 
-The softmax runs over ``j``, axis 1 of ``S`` (the keys). The result equals the
+The softmax runs over ``j``, axis 1 of ``S`` (the keys), with the package's one
+:func:`~attn.functional.masked_softmax`. The result equals the
 batch-first :class:`~attn.MultiHeadAttention` once the weights are copied with
 :meth:`SeqFirstMultiHeadAttention.load_from` (tested).
 """
@@ -19,6 +20,7 @@ import torch
 import torch.nn as nn
 
 from . import _checks
+from . import functional as AF
 
 __all__ = ["PrepareForMultiHeadAttention", "SeqFirstMultiHeadAttention"]
 
@@ -42,10 +44,8 @@ class PrepareForMultiHeadAttention(nn.Module):
 
     def __init__(self, d_model, heads, d_k, bias):
         super().__init__()
-        self.d_model = _checks.positive_int("d_model", d_model)
-        self.heads = _checks.positive_int("heads", heads)
-        self.d_k = _checks.positive_int("d_k", d_k)
-        _checks.flag("bias", bias)
+        self.d_model, self.heads, self.d_k = _checks.sizes(d_model=d_model, heads=heads, d_k=d_k)
+        _checks.flags(bias=bias)
         self.linear = nn.Linear(d_model, heads * d_k, bias=bias)
 
     def forward(self, x):
@@ -86,19 +86,15 @@ class SeqFirstMultiHeadAttention(nn.Module):
         - output: ``[seq_q, batch, d_model]``
     """
 
-    def __init__(self, heads, d_model, dropout=0.0, bias=True, out_bias=True):
+    def __init__(self, heads, d_model, dropout=0.0, bias=True, *, out_bias=True):
         super().__init__()
-        heads = _checks.positive_int("heads", heads)
-        d_model = _checks.positive_int("d_model", d_model)
+        self.heads, self.d_model = _checks.sizes(heads=heads, d_model=d_model)
         _checks.divisible("d_model", d_model, "heads", heads)
-        _checks.flag("out_bias", out_bias)
+        _checks.flags(bias=bias, out_bias=out_bias)
         self.d_k = d_model // heads
-        self.heads = heads
-        self.d_model = d_model
         self.query = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias=bias)
         self.key = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias=bias)
         self.value = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias=bias)
-        self.softmax = nn.Softmax(dim=1)  # over j, the keys
         self.output = nn.Linear(d_model, d_model, bias=out_bias)
         self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.scale = 1 / math.sqrt(self.d_k)
@@ -128,7 +124,7 @@ class SeqFirstMultiHeadAttention(nn.Module):
             )
         return mask.unsqueeze(-1)  # [seq_q, seq_k, batch] -> [seq_q, seq_k, batch, 1]
 
-    def forward(self, query, key, value, mask=None, return_weights=False):
+    def forward(self, query, key, value, mask=None, *, return_weights=False):
         """Attend from ``query`` to ``key``/``value`` (pass the same tensor three times
         for self-attention).
 
@@ -143,35 +139,15 @@ class SeqFirstMultiHeadAttention(nn.Module):
         Returns:
             torch.Tensor or tuple: ``[seq_q, batch, d_model]``, or ``(output, weights)``.
         """
-        for name, t in (("query", query), ("key", key), ("value", value)):
-            _checks.tensor(name, t, floating=True)
-            if t.dim() != 3 or t.size(-1) != self.d_model:
-                raise ValueError(
-                    f"{name} must have shape [seq, batch, d_model={self.d_model}], got {list(t.shape)}"
-                )
-            if t.dtype != self.output.weight.dtype:
-                raise TypeError(
-                    f"{name} must have dtype {self.output.weight.dtype} like the module's weights, "
-                    f"got {t.dtype}"
-                )
-        if key.shape != value.shape or key.size(1) != query.size(1):
-            raise ValueError(
-                f"key and value must have shape [seq_k, batch={query.size(1)}, d_model], got "
-                f"key {list(key.shape)} and value {list(value.shape)}"
-            )
+        _checks.seq_first(query, key, value, self.d_model, self.output.weight.dtype, return_weights)
         seq_len, batch_size, _ = query.shape
         if mask is not None:
-            mask = self.prepare_mask(mask, query.shape, key.shape)
+            mask = self.prepare_mask(mask, query.shape, key.shape)  # [seq_q, seq_k, batch, 1]
         q = self.query(query)  # [seq_q, batch, d_model] -> [seq_q, batch, heads, d_k]
         k = self.key(key)  # [seq_k, batch, d_model] -> [seq_k, batch, heads, d_k]
         v = self.value(value)  # [seq_k, batch, d_model] -> [seq_k, batch, heads, d_k]
         scores = self.get_scores(q, k) * self.scale  # -> [seq_q, seq_k, batch, heads]
-        if mask is not None:
-            has_key = mask.any(dim=1, keepdim=True)  # [seq_q, 1, batch, 1]
-            scores = scores.masked_fill(~(mask | ~has_key), float("-inf"))
-        attn = self.softmax(scores)  # softmax over j (keys)
-        if mask is not None:
-            attn = attn * has_key  # rows without any allowed key -> zeros
+        attn = AF.masked_softmax(scores, mask, dim=1)  # softmax over j, the keys
         attn = self.dropout(attn)
         x = torch.einsum("ijbh,jbhd->ibhd", attn, v)  # -> [seq_q, batch, heads, d_k]
         self.attn = attn.detach()

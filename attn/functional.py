@@ -21,6 +21,9 @@ from .bias import alibi_bias, alibi_slopes, sliding_window_mask
 __all__ = [
     "scaled_dot_product_attention",
     "attention_weights",
+    "masked_softmax",
+    "split_heads",
+    "merge_heads",
     "causal_mask",
     "padding_mask",
     "simplified_self_attention",
@@ -86,41 +89,95 @@ def padding_mask(lengths, max_len):
     return positions[None, :] < lengths[:, None]  # (1, T) < (B, 1) -> (B, T)
 
 
-def _check_qkv(q, k, v):
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        _checks.tensor(name, t, floating=True)
-        if t.dim() < 2:
-            raise ValueError(
-                f"{name} must have at least 2 dimensions (..., T, d), got shape {tuple(t.shape)}"
-            )
-    if k.size(-1) != q.size(-1):
-        raise ValueError(
-            f"k must have last dimension d_k={q.size(-1)} like q, got k shape {tuple(k.shape)} "
-            f"and q shape {tuple(q.shape)}"
-        )
-    if v.size(-2) != k.size(-2):
-        raise ValueError(
-            f"v must have T_k={k.size(-2)} rows like k, got v shape {tuple(v.shape)} "
-            f"and k shape {tuple(k.shape)}"
-        )
+def split_heads(x, num_heads):
+    """Split the last axis into heads and move the heads before the sequence axis.
+
+    ``(B, T, h * d_head) -> (B, T, h, d_head) -> (B, h, T, d_head)``; any leading axes
+    are kept, so ``(T, h * d_head)`` gives ``(h, T, d_head)``. Column block ``i`` of the
+    last axis, ``i * d_head : (i + 1) * d_head``, becomes head ``i``. The inverse is
+    :func:`merge_heads`.
+
+    Args:
+        x (torch.Tensor): ``(..., T, d_out)`` with ``d_out`` divisible by ``num_heads``.
+        num_heads (int): number of heads :math:`h`.
+
+    Returns:
+        torch.Tensor: ``(..., h, T, d_out // h)`` (a view of ``x``).
+    """
+    _checks.tensor("x", x)
+    num_heads = _checks.positive_int("num_heads", num_heads)
+    if x.dim() < 2:
+        raise ValueError(f"x must have shape (..., T, d_out), got shape {tuple(x.shape)}")
+    _checks.divisible("d_out", x.size(-1), "num_heads", num_heads)
+    x = x.unflatten(-1, (num_heads, -1))  # (..., T, d_out) -> (..., T, h, d_head)
+    return x.transpose(-3, -2)  # (..., T, h, d_head) -> (..., h, T, d_head)
 
 
-def _scale(scale, d_k):
-    if scale is None:
-        return 1.0 / math.sqrt(d_k)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise TypeError(f"scale must be a float or None, got {type(scale).__name__}")
-    return float(scale)
+def merge_heads(x):
+    """Join the heads back into one axis, the inverse of :func:`split_heads`.
+
+    ``(B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, h * d_head)``: the heads' outputs
+    are concatenated along the last axis, head ``i`` in columns
+    ``i * d_head : (i + 1) * d_head``.
+
+    Args:
+        x (torch.Tensor): ``(..., h, T, d_head)``.
+
+    Returns:
+        torch.Tensor: ``(..., T, h * d_head)`` (a copy, contiguous).
+    """
+    _checks.tensor("x", x)
+    if x.dim() < 3:
+        raise ValueError(f"x must have shape (..., h, T, d_head), got shape {tuple(x.shape)}")
+    x = x.transpose(-3, -2)  # (..., h, T, d_head) -> (..., T, h, d_head)
+    return x.flatten(-2)  # (..., T, h, d_head) -> (..., T, h * d_head)
+
+
+def _open_empty_rows(mask, dim):
+    """The rule for a query row with no allowed key, in one place.
+
+    ``softmax(-inf, ..., -inf)`` is NaN; instead such a row may see every key, and the
+    caller multiplies its result by ``keep`` (False on those rows) so that the row becomes
+    zeros with finite gradients. Returns ``(mask, keep)``, ``keep`` None when every row
+    has a key.
+    """
+    has_key = mask.any(dim=dim, keepdim=True)  # (..., T_q, T_k) -> (..., T_q, 1)
+    if bool(has_key.all()):
+        return mask, None
+    return mask | ~has_key, has_key
+
+
+def masked_softmax(scores, mask=None, *, dim=-1):
+    """Softmax over the keys with a boolean mask, ``True`` = may attend.
+
+    Scores where the mask is False become ``-inf`` before the softmax, so they get a
+    weight of zero. A query whose keys are all masked gets weights of zero (not NaN).
+
+    Args:
+        scores (torch.Tensor): attention scores, keys along ``dim``, e.g. ``(..., T_q, T_k)``.
+        mask (torch.Tensor, optional): bool, broadcastable to ``scores.shape``.
+        dim (int): the key axis; ``-1`` in the batch-first layout, ``1`` in the
+            sequence-first ``[seq_q, seq_k, batch, heads]`` layout.
+
+    Returns:
+        torch.Tensor: weights with the shape of ``scores``; each row sums to 1 (or is
+        all zeros).
+    """
+    _checks.tensor("scores", scores, floating=True)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    if mask is None:
+        return torch.softmax(scores, dim=dim)
+    _checks.bool_mask("mask", mask, scores.shape)
+    mask, keep = _open_empty_rows(mask, dim)
+    att = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=dim)
+    return att if keep is None else att * keep  # rows without any allowed key -> zeros
 
 
 def _full_mask(q, k, mask, is_causal):
     """Combine a user mask and ``is_causal`` into one bool mask, or None."""
-    T_q, T_k = q.size(-2), k.size(-2)
-    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
-    if mask is not None:
-        _checks.bool_mask("mask", mask, (*batch, T_q, T_k))
     if is_causal:
-        causal = causal_mask(T_q, T_k, device=q.device)  # (T_q, T_k)
+        causal = causal_mask(q.size(-2), k.size(-2), device=q.device)  # (T_q, T_k)
         mask = causal if mask is None else mask & causal
     return mask
 
@@ -129,8 +186,8 @@ def attention_weights(q, k, mask=None, *, is_causal=False, scale=None):
     r"""Attention weights :math:`\operatorname{softmax}(q k^\top \cdot s)` (explicit path).
 
     Scores :math:`q k^\top s` with :math:`s = 1/\sqrt{d_k}` by default, ``-inf`` where the
-    mask is False, softmax over the key axis. A query row whose keys are all masked gets
-    weights of zero (not NaN).
+    mask is False, softmax over the key axis (:func:`masked_softmax`). A query row whose
+    keys are all masked gets weights of zero (not NaN).
 
     Args:
         q (torch.Tensor): queries ``(..., T_q, d_k)``.
@@ -143,27 +200,11 @@ def attention_weights(q, k, mask=None, *, is_causal=False, scale=None):
     Returns:
         torch.Tensor: weights ``(..., T_q, T_k)``; each row sums to 1 (or is all zeros).
     """
-    _check_qkv(q, k, k)
-    _checks.flag("is_causal", is_causal)
-    mask = _full_mask(q, k, mask, is_causal)
-    return _weights(q, k, mask, _scale(scale, q.size(-1)))
-
-
-def _weights(q, k, mask, scale):
+    scale, _ = _checks.attention(q, k, k, mask, is_causal=is_causal, scale=scale)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.size(-1))  # d_k is the width of the queries and keys
     att = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
-    if mask is None:
-        return torch.softmax(att, dim=-1)
-    # A row with no allowed key would be softmax(-inf, ..., -inf) = NaN: let such rows see
-    # every key, then zero their weights, so values and gradients stay finite.
-    has_key = mask.any(dim=-1, keepdim=True)  # (..., T_q, T_k) -> (..., T_q, 1)
-    empty_rows = not bool(has_key.all())
-    if empty_rows:
-        mask = mask | ~has_key
-    att = att.masked_fill(~mask, float("-inf"))
-    att = torch.softmax(att, dim=-1)
-    if empty_rows:
-        att = att * has_key
-    return att
+    return masked_softmax(att, _full_mask(q, k, mask, is_causal))
 
 
 def scaled_dot_product_attention(
@@ -172,13 +213,14 @@ def scaled_dot_product_attention(
     r"""Scaled dot-product attention :math:`\operatorname{softmax}(q k^\top s + M)\, v`.
 
     With :math:`s = 1/\sqrt{d_k}` by default and :math:`M = -\infty` where the query may
-    not attend to the key. Two paths give the same result (tested):
+    not attend to the key. ``q`` and ``k`` may have different lengths ``T_q`` and
+    ``T_k``. Two paths give the same result (tested), chosen here and nowhere else:
 
     * fast path, when ``return_weights=False``: one call to
       :func:`torch.nn.functional.scaled_dot_product_attention` (``is_causal`` without a
       mask is passed on as ``is_causal=True``, no mask is built);
-    * explicit path, when ``return_weights=True``: scores, mask, softmax, dropout on the
-      weights, weighted sum of the values, as written above.
+    * explicit path, when ``return_weights=True``: :func:`attention_weights` (scores,
+      mask, softmax), dropout on the weights, weighted sum of the values.
 
     A query row whose keys are all masked gives an output row of zeros and weights of
     zeros, never NaN.
@@ -189,8 +231,9 @@ def scaled_dot_product_attention(
         v (torch.Tensor): values ``(..., T_k, d_v)``.
         mask (torch.Tensor, optional): bool, broadcastable to ``(..., T_q, T_k)``,
             ``True`` = may attend.
-        is_causal (bool): forbid each query ``i`` to attend to keys after ``i``; combined
-            with ``mask`` (logical and) when both are given.
+        is_causal (bool): forbid each query ``i`` to attend to keys after ``i`` (the
+            top-left aligned lower triangle of :func:`causal_mask`, as in PyTorch);
+            combined with ``mask`` (logical and) when both are given.
         dropout_p (float): dropout probability on the weights, in ``[0, 1)``. Applied
             whenever it is positive: pass ``0.0`` at evaluation time.
         scale (float, optional): factor :math:`s`; defaults to ``1 / sqrt(d_k)``.
@@ -201,34 +244,26 @@ def scaled_dot_product_attention(
         torch.Tensor or tuple: ``out`` of shape ``(..., T_q, d_v)``, or
         ``(out, weights)`` with ``weights`` of shape ``(..., T_q, T_k)``.
     """
-    _check_qkv(q, k, v)
-    _checks.flag("is_causal", is_causal)
-    _checks.flag("return_weights", return_weights)
-    dropout_p = _checks.probability("dropout_p", dropout_p)
-    s = _scale(scale, q.size(-1))
-    if not return_weights:
+    scale, dropout_p = _checks.attention(
+        q, k, v, mask, is_causal=is_causal, scale=scale, dropout_p=dropout_p,
+        return_weights=return_weights,
+    )
+    if not return_weights:  # fast path: PyTorch's fused kernel, no weights kept
         if mask is None:
             return F.scaled_dot_product_attention(
-                q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=s
+                q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=scale
             )
-        mask = _full_mask(q, k, mask, is_causal)
-        has_key = mask.any(dim=-1, keepdim=True)  # (..., T_q, T_k) -> (..., T_q, 1)
-        if bool(has_key.all()):
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=s)
-        # rows with no allowed key: attend everywhere, then zero those rows (finite gradients)
-        out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask | ~has_key, dropout_p=dropout_p, scale=s
-        )
-        return out * has_key
-    mask = _full_mask(q, k, mask, is_causal)
-    att = _weights(q, k, mask, s)  # (..., T_q, T_k)
+        mask, keep = _open_empty_rows(_full_mask(q, k, mask, is_causal), dim=-1)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
+        return out if keep is None else out * keep  # rows without any allowed key -> zeros
+    att = attention_weights(q, k, mask, is_causal=is_causal, scale=scale)  # (..., T_q, T_k)
     if dropout_p > 0.0:
         att = F.dropout(att, p=dropout_p)
     out = att @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
     return out, att
 
 
-def simplified_self_attention(x, return_weights=False):
+def simplified_self_attention(x, *, return_weights=False):
     r"""Self-attention without trainable weights (the first, unscaled mechanism).
 
     .. math::

@@ -4,7 +4,6 @@ r"""The input block of a Transformer encoder: embedding, positional encoding, at
 
     X' = \operatorname{Embedding}(w) + PE, \qquad Z = \operatorname{MultiHead}(X')
 """
-import torch
 import torch.nn as nn
 
 from . import _checks
@@ -46,7 +45,7 @@ class TransformerInputBlock(nn.Module):
     """
 
     def __init__(
-        self, vocab_size, d_model, num_heads, context_length=512, dropout=0.1, bias=False, causal=False
+        self, vocab_size, d_model, num_heads, context_length=512, dropout=0.1, *, bias=False, causal=False
     ):
         super().__init__()
         self.vocab_size = _checks.positive_int("vocab_size", vocab_size)
@@ -57,7 +56,7 @@ class TransformerInputBlock(nn.Module):
             d_model, d_model, context_length, dropout, num_heads, qkv_bias=bias, causal=causal, out_bias=bias
         )
 
-    def forward(self, tokens, key_padding_mask=None, return_weights=False):
+    def forward(self, tokens, key_padding_mask=None, *, return_weights=False):
         """Contextual vectors for a batch of token ids.
 
         Args:
@@ -69,20 +68,7 @@ class TransformerInputBlock(nn.Module):
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_model)``, or ``(z, weights)``.
         """
-        _checks.tensor("tokens", tokens)
-        if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
-            raise TypeError(f"tokens must be an integer tensor of ids, got dtype {tokens.dtype}")
-        if tokens.dim() not in (1, 2):
-            raise ValueError(f"tokens must have shape (T,) or (B, T), got shape {tuple(tokens.shape)}")
-        if tokens.size(-1) > self.pe.max_len:
-            raise ValueError(
-                f"tokens has T={tokens.size(-1)} ids, more than context_length={self.pe.max_len}"
-            )
-        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise ValueError(
-                f"tokens must lie in [0, vocab_size={self.vocab_size}), got values in "
-                f"[{int(tokens.min())}, {int(tokens.max())}]"
-            )
+        _checks.token_ids("tokens", tokens, self.vocab_size, self.pe.max_len)
         e = self.embedding(tokens)  # (..., T) -> (..., T, d_model)
         e = self.pe(e)
         return self.mha(e, key_padding_mask=key_padding_mask, return_weights=return_weights)

@@ -47,7 +47,7 @@ class MultiHeadAttentionWrapper(nn.Module):
             [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
         )
 
-    def forward(self, x, return_weights=False):
+    def forward(self, x, *, return_weights=False):
         """Concatenated context vectors of all heads.
 
         Args:
@@ -82,7 +82,10 @@ class MultiHeadAttention(nn.Module):
         \mathrm{head}_i = \operatorname{softmax}\!\left(
             \frac{Q_i K_i^\top}{\sqrt{d_{head}}} + M\right) V_i
 
-    Two paths, tested equal: without weights requested, one call to
+    The heads are split with :func:`attn.functional.split_heads` and joined with
+    :func:`attn.functional.merge_heads`; the attention itself is one call to
+    :func:`attn.functional.scaled_dot_product_attention`, which chooses the path. Two
+    paths, tested equal: without weights requested, one call to
     ``torch.nn.functional.scaled_dot_product_attention`` (with ``is_causal=True`` when
     there is no padding mask); with ``return_weights=True``, the explicit path
     (scores, mask, softmax, dropout) that also returns the per-head weights.
@@ -104,82 +107,70 @@ class MultiHeadAttention(nn.Module):
         out_proj (nn.Linear): ``d_out -> d_out``; created in this order.
         dropout (nn.Dropout): dropout on the weights.
         mask (torch.Tensor or None): buffer, bool ``(context_length, context_length)``
-            lower-triangular (``True`` = may attend) when ``causal``, else ``None``.
+            lower-triangular (``True`` = may attend) when ``causal``, else ``None``; as
+            in the notes, kept in the ``state_dict`` (the forward pass passes
+            ``is_causal`` instead, and the explicit path builds ``mask[:T, :T]``).
 
     Shape:
         - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``
         - ``key_padding_mask``: bool ``(T,)`` or ``(B, T)``, ``True`` = real token
         - output: ``(T, d_out)`` or ``(B, T, d_out)``; weights ``(h, T, T)`` or
-          ``(B, h, T, T)``
+          ``(B, h, T, T)`` (``T_cached + T`` keys with a :class:`attn.KVCache`)
     """
 
     def __init__(
-        self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, causal=True, out_bias=True
+        self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, *, causal=True, out_bias=True
     ):
         super().__init__()
-        self.d_in = _checks.positive_int("d_in", d_in)
-        self.d_out = _checks.positive_int("d_out", d_out)
-        self.context_length = _checks.positive_int("context_length", context_length)
-        self.num_heads = _checks.positive_int("num_heads", num_heads)
+        self.d_in, self.d_out, self.context_length, self.num_heads = _checks.sizes(
+            d_in=d_in, d_out=d_out, context_length=context_length, num_heads=num_heads
+        )
         _checks.divisible("d_out", d_out, "num_heads", num_heads)
-        dropout = _checks.probability("dropout", dropout)
-        _checks.flag("qkv_bias", qkv_bias)
-        self.causal = _checks.flag("causal", causal)
-        _checks.flag("out_bias", out_bias)
+        _checks.flags(qkv_bias=qkv_bias, causal=causal, out_bias=out_bias)
+        self.causal = causal
         self.head_dim = d_out // num_heads
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.out_proj = nn.Linear(d_out, d_out, bias=out_bias)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.register_buffer("mask", AF.causal_mask(context_length) if causal else None)
 
-    def forward(self, x, key_padding_mask=None, return_weights=False):
+    def forward(self, x, *, key_padding_mask=None, return_weights=False, cache=None):
         """Multi-head context vectors.
 
         Args:
-            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``.
+            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``;
+                with a cache, only the new tokens.
             key_padding_mask (torch.Tensor, optional): bool ``(B, T)`` (``(T,)`` for
                 unbatched ``x``), ``True`` = real token; padding keys get no attention.
                 A query whose keys are all excluded gets a zero context before
-                ``out_proj``.
+                ``out_proj``. Not with ``cache``.
             return_weights (bool): also return the per-head weights (after dropout).
+            cache (attn.KVCache, optional): keys and values of the earlier positions
+                (causal modules only). The new tokens' keys and values are appended to
+                it; new token ``i`` sits at position ``T_cached + i`` and attends to
+                positions ``0 .. T_cached + i``; ``T_cached + T <= context_length``.
 
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``
-            with ``weights`` of shape ``(..., h, T, T)``.
+            with ``weights`` of shape ``(..., h, T, T_cached + T)``.
         """
-        dtype = self.W_query.weight.dtype
-        x, unbatched = _checks.sequence("x", x, self.d_in, self.context_length, dtype=dtype)
-        _checks.flag("return_weights", return_weights)
-        B, T, _ = x.shape
-        mask = None
-        if key_padding_mask is not None:
-            if unbatched and isinstance(key_padding_mask, torch.Tensor) and key_padding_mask.dim() == 1:
-                key_padding_mask = key_padding_mask.unsqueeze(0)  # (T,) -> (1, T)
-            _checks.padding("key_padding_mask", key_padding_mask, B, T)
-            mask = key_padding_mask[:, None, None, :]  # (B, T) -> (B, 1, 1, T)
-        h, d_head = self.num_heads, self.head_dim
-        q = self.W_query(x).view(B, T, h, d_head).transpose(1, 2)  # (B, T, d_out) -> (B, h, T, d_head)
-        k = self.W_key(x).view(B, T, h, d_head).transpose(1, 2)  # (B, T, d_out) -> (B, h, T, d_head)
-        v = self.W_value(x).view(B, T, h, d_head).transpose(1, 2)  # (B, T, d_out) -> (B, h, T, d_head)
-        is_causal = False
-        if self.causal:
-            if mask is None and not return_weights:
-                is_causal = True
-            else:
-                causal = self.mask[:T, :T]  # (T, T)
-                mask = causal if mask is None else mask & causal  # -> (B, 1, T, T)
+        key_padding_mask = _checks.forward_inputs(self, x, return_weights, key_padding_mask, cache)
+        q = AF.split_heads(self.W_query(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
+        k = AF.split_heads(self.W_key(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
+        v = AF.split_heads(self.W_value(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
+        mask, P = None, 0
+        if key_padding_mask is not None:  # (B, T) -> (B, 1, 1, T): same keys for every head and query
+            mask = key_padding_mask[..., None, None, :]
+        if cache is not None:  # new token i sits at position P + i and sees keys 0 .. P + i
+            P, T = len(cache), x.size(-2)
+            k, v = cache.update(k, v)  # (B, h, P + T, d_head): cached positions, then the new ones
+            mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P+T-1 of the causal mask
         p = self.dropout.p if self.training else 0.0
-        out = AF.scaled_dot_product_attention(
-            q, k, v, mask, is_causal=is_causal, dropout_p=p, return_weights=return_weights
+        out = AF.scaled_dot_product_attention(  # fused kernel, or explicit path with weights
+            q, k, v, mask, is_causal=self.causal and not P, dropout_p=p, return_weights=return_weights
         )
-        att = None
-        if return_weights:
-            out, att = out  # (B, h, T, d_head), (B, h, T, T)
-        z = out.transpose(1, 2).contiguous().view(B, T, self.d_out)  # (B, h, T, d_head) -> (B, T, d_out)
-        z = self.out_proj(z)
-        if unbatched:
-            z = z.squeeze(0)  # (1, T, d_out) -> (T, d_out)
-            att = None if att is None else att.squeeze(0)  # (1, h, T, T) -> (h, T, T)
+        out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)
+        z = self.out_proj(AF.merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
         return (z, att) if return_weights else z

@@ -1,5 +1,9 @@
 """The book's one attention-heatmap style (matplotlib is imported only when drawing)."""
+import numbers
+
 import torch
+
+from . import _checks
 
 __all__ = ["heatmap", "heatmap_grid"]
 
@@ -17,6 +21,28 @@ def _as_matrix(weights, name="weights"):
                 f"{name} must be a torch.Tensor or an array of numbers, got {type(weights).__name__}"
             ) from err
     return weights
+
+
+def _check_labels(name, labels, n):
+    """``labels`` is None or a list/tuple of ``n`` entries (strings or numbers)."""
+    if labels is None:
+        return
+    if isinstance(labels, str) or not isinstance(labels, (list, tuple)):
+        raise TypeError(f"{name} must be a list of str or None, got {type(labels).__name__}")
+    if len(labels) != n:
+        raise ValueError(f"{name} must have {n} entries, got {len(labels)}")
+
+
+def _check_style(annotate, fmt, vmin, vmax, colorbar):
+    """Type checks of :func:`heatmap`'s keyword arguments."""
+    if annotate is not None:
+        _checks.flag("annotate", annotate)
+    _checks.flag("colorbar", colorbar)
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a str such as '.2f', got {type(fmt).__name__}")
+    for name, value in (("vmin", vmin), ("vmax", vmax)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise TypeError(f"{name} must be a float, got {type(value).__name__} ({value!r})")
 
 
 def _text_color(rgba):
@@ -44,8 +70,8 @@ def heatmap(
     vmin=0.0,
     vmax=None,
     colorbar=True,
-    xlabel=None,
-    ylabel=None,
+    xlabel="$j$",
+    ylabel="$i$",
 ):
     """Draw attention weights as a heatmap: rows = queries (``y``), columns = keys (``x``).
 
@@ -67,8 +93,10 @@ def heatmap(
         vmin (float): colour scale minimum (weights are >= 0).
         vmax (float, optional): colour scale maximum; default the largest weight.
         colorbar (bool): draw a colour bar.
-        xlabel (str, optional): label of the key axis, e.g. ``"$k$"``.
-        ylabel (str, optional): label of the query axis, e.g. ``"$q$"``.
+        xlabel (str, optional): label of the key axis; default ``"$j$"``, the key index
+            of :math:`\\alpha_{ij}`; ``None`` for none.
+        ylabel (str, optional): label of the query axis; default ``"$i$"``, the query
+            index; ``None`` for none.
 
     Returns:
         matplotlib.axes.Axes: the axes drawn on.
@@ -81,9 +109,9 @@ def heatmap(
     T_q, T_k = w.shape
     if y_labels is None and x_labels is not None and T_q == T_k:
         y_labels = x_labels
-    for name, labels, n in (("x_labels", x_labels, T_k), ("y_labels", y_labels, T_q)):
-        if labels is not None and len(labels) != n:
-            raise ValueError(f"{name} must have {n} entries, got {len(labels)}")
+    _check_labels("x_labels", x_labels, T_k)
+    _check_labels("y_labels", y_labels, T_q)
+    _check_style(annotate, fmt, vmin, vmax, colorbar)
     if ax is None:
         size = (max(3.0, 0.55 * T_k + 1.5), max(2.5, 0.55 * T_q + 1.0))
         fig, ax = plt.subplots(figsize=size, facecolor="white", layout="constrained")
@@ -119,16 +147,18 @@ def heatmap(
     return ax
 
 
-def heatmap_grid(weights, x_labels=None, y_labels=None, ncols=4, titles=None, **kwargs):
+def heatmap_grid(weights, x_labels=None, y_labels=None, *, ncols=4, titles=None, **kwargs):
     """Draw several heatmaps (e.g. one per head) in one figure, same style as :func:`heatmap`.
 
     Args:
         weights (torch.Tensor or array): ``(n, T_q, T_k)``, e.g. ``(h, T, T)``.
         x_labels, y_labels (list of str, optional): as in :func:`heatmap`.
         ncols (int): panels per row.
-        titles (list of str, optional): one title per panel; default ``"$h_{i}$"``
-            (1-based).
-        **kwargs: passed on to :func:`heatmap` (``colorbar`` defaults to False).
+        titles (list of str, optional): one title per panel; default
+            ``"$\\mathrm{head}_{i}$"`` (1-based, as in the formula of multi-head attention).
+        **kwargs: passed on to :func:`heatmap`. The panels share one colour scale
+            (``vmax`` defaults to the largest weight of all panels) and one colour bar,
+            drawn at the right unless ``colorbar=False``.
 
     Returns:
         matplotlib.figure.Figure: the figure.
@@ -139,23 +169,24 @@ def heatmap_grid(weights, x_labels=None, y_labels=None, ncols=4, titles=None, **
     if w.ndim != 3:
         raise ValueError(f"weights must have shape (n, T_q, T_k), got shape {tuple(w.shape)}")
     n = w.shape[0]
-    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols <= 0:
-        raise ValueError(f"ncols must be a positive int, got {ncols!r}")
-    if titles is not None and len(titles) != n:
-        raise ValueError(f"titles must have {n} entries, got {len(titles)}")
+    ncols = _checks.positive_int("ncols", ncols)
+    _check_labels("titles", titles, n)
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
     T_q, T_k = w.shape[1:]
     fig, axes = plt.subplots(
-        nrows, ncols, squeeze=False, facecolor="white",
-        figsize=(ncols * max(2.5, 0.4 * T_k + 1.0), nrows * max(2.5, 0.4 * T_q + 1.2)),
+        nrows, ncols, squeeze=False, facecolor="white", layout="constrained",
+        figsize=(ncols * max(2.5, 0.4 * T_k + 1.0) + 0.8, nrows * max(2.5, 0.4 * T_q + 1.2)),
     )
-    kwargs.setdefault("colorbar", False)
+    colorbar = kwargs.pop("colorbar", True)
+    if w.size:
+        kwargs.setdefault("vmax", float(w.max()))
     for i, ax in enumerate(axes.flat):
         if i >= n:
             ax.axis("off")
             continue
-        title = titles[i] if titles is not None else f"$h_{{{i + 1}}}$"
-        heatmap(w[i], x_labels, y_labels, ax=ax, title=title, **kwargs)
-    fig.tight_layout()
+        title = titles[i] if titles is not None else f"$\\mathrm{{head}}_{{{i + 1}}}$"
+        heatmap(w[i], x_labels, y_labels, ax=ax, title=title, colorbar=False, **kwargs)
+    if colorbar and n:
+        fig.colorbar(axes.flat[0].images[0], ax=axes.ravel().tolist(), fraction=0.046, pad=0.04)
     return fig

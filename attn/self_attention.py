@@ -9,16 +9,9 @@ import torch
 import torch.nn as nn
 
 from . import _checks
+from . import functional as AF
 
 __all__ = ["SelfAttentionV1", "SelfAttentionV2"]
-
-
-def _attend(q, k, v, return_weights):
-    d_k = k.shape[-1]
-    scores = q @ k.transpose(-2, -1)  # (..., T, d_out) @ (..., d_out, T) -> (..., T, T)
-    att = torch.softmax(scores / d_k**0.5, dim=-1)
-    z = att @ v  # (..., T, T) @ (..., T, d_out) -> (..., T, d_out)
-    return (z, att) if return_weights else z
 
 
 class SelfAttentionV1(nn.Module):
@@ -42,13 +35,16 @@ class SelfAttentionV1(nn.Module):
 
     def __init__(self, d_in, d_out):
         super().__init__()
-        self.d_in = _checks.positive_int("d_in", d_in)
-        self.d_out = _checks.positive_int("d_out", d_out)
+        self.d_in, self.d_out = _checks.sizes(d_in=d_in, d_out=d_out)
         self.W_query = nn.Parameter(torch.rand(d_in, d_out))
         self.W_key = nn.Parameter(torch.rand(d_in, d_out))
         self.W_value = nn.Parameter(torch.rand(d_in, d_out))
 
-    def forward(self, x, return_weights=False):
+    def project(self, x):
+        """Queries, keys and values, each ``(..., T, d_in) -> (..., T, d_out)``."""
+        return x @ self.W_query, x @ self.W_key, x @ self.W_value
+
+    def forward(self, x, *, return_weights=False):
         """Context vectors for every token.
 
         Args:
@@ -58,12 +54,11 @@ class SelfAttentionV1(nn.Module):
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``.
         """
-        _checks.sequence("x", x, self.d_in, dtype=self.W_query.dtype)
-        _checks.flag("return_weights", return_weights)
-        q = x @ self.W_query  # (..., T, d_in) @ (d_in, d_out) -> (..., T, d_out)
-        k = x @ self.W_key
-        v = x @ self.W_value
-        return _attend(q, k, v, return_weights)
+        _checks.forward_inputs(self, x, return_weights)
+        q, k, v = self.project(x)  # (..., T, d_in) -> 3 x (..., T, d_out)
+        att = AF.attention_weights(q, k)  # softmax(q k^T / sqrt(d_out)): (..., T, T)
+        z = att @ v  # (..., T, T) @ (..., T, d_out) -> (..., T, d_out)
+        return (z, att) if return_weights else z
 
 
 class SelfAttentionV2(nn.Module):
@@ -71,7 +66,8 @@ class SelfAttentionV2(nn.Module):
 
     :math:`Z = \operatorname{softmax}(Q K^\top / \sqrt{d_{out}})\, V`; ``nn.Linear`` stores
     :math:`W^\top`, so ``v1.W_query.data = v2.W_query.weight.data.T`` makes a
-    :class:`SelfAttentionV1` compute the same thing (when ``qkv_bias=False``).
+    :class:`SelfAttentionV1` compute the same thing (when ``qkv_bias=False``). Only the
+    projections change: ``forward`` is :meth:`SelfAttentionV1.forward`.
 
     Args:
         d_in (int): width of each input embedding.
@@ -88,26 +84,14 @@ class SelfAttentionV2(nn.Module):
 
     def __init__(self, d_in, d_out, qkv_bias=False):
         super().__init__()
-        self.d_in = _checks.positive_int("d_in", d_in)
-        self.d_out = _checks.positive_int("d_out", d_out)
-        _checks.flag("qkv_bias", qkv_bias)
+        self.d_in, self.d_out = _checks.sizes(d_in=d_in, d_out=d_out)
+        _checks.flags(qkv_bias=qkv_bias)
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
 
-    def forward(self, x, return_weights=False):
-        """Context vectors for every token.
+    def project(self, x):
+        """Queries, keys and values, each ``(..., T, d_in) -> (..., T, d_out)``."""
+        return self.W_query(x), self.W_key(x), self.W_value(x)
 
-        Args:
-            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``.
-            return_weights (bool): also return the weights ``(T, T)`` / ``(B, T, T)``.
-
-        Returns:
-            torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``.
-        """
-        _checks.sequence("x", x, self.d_in, dtype=self.W_query.weight.dtype)
-        _checks.flag("return_weights", return_weights)
-        q = self.W_query(x)  # (..., T, d_in) -> (..., T, d_out)
-        k = self.W_key(x)
-        v = self.W_value(x)
-        return _attend(q, k, v, return_weights)
+    forward = SelfAttentionV1.forward  # the same forward pass: only the projections differ

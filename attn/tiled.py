@@ -17,10 +17,11 @@ reading and for checking.
 
 It is exposed as :func:`attn.functional.tiled_attention`.
 """
+import math
+
 import torch
 
 from . import _checks
-from .functional import _check_qkv, _scale
 
 __all__ = ["tiled_attention"]
 
@@ -44,8 +45,8 @@ def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None):
     Returns:
         torch.Tensor: ``out`` of shape ``(..., T_q, d_v)``.
     """
-    block_size = _check_tiled(q, k, v, block_size, is_causal)
-    s = _scale(scale, q.size(-1))
+    block_size, scale = _check_tiled(q, k, v, block_size, is_causal, scale)
+    s = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale  # default 1 / sqrt(d_k)
     T_q, T_k = q.size(-2), k.size(-2)
     m = q.new_full((*q.shape[:-1], 1), float("-inf"))  # (..., T_q, 1) running max
     l = q.new_zeros((*q.shape[:-1], 1))  # (..., T_q, 1) running sum of exp(score - m)
@@ -69,10 +70,9 @@ def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None):
     return acc / l  # (..., T_q, d_v)
 
 
-def _check_tiled(q, k, v, block_size, is_causal):
-    """Input checks of :func:`tiled_attention`; returns ``block_size`` as an int."""
-    _check_qkv(q, k, v)
-    _checks.flag("is_causal", is_causal)
+def _check_tiled(q, k, v, block_size, is_causal, scale):
+    """Input checks of :func:`tiled_attention`; returns ``(block_size, scale)``."""
+    scale, _ = _checks.attention(q, k, v, is_causal=is_causal, scale=scale)
     block_size = _checks.positive_int("block_size", block_size)
     if q.size(-2) == 0 or k.size(-2) == 0:
         raise ValueError(
@@ -88,4 +88,4 @@ def _check_tiled(q, k, v, block_size, is_causal):
         ) from None
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
-    return block_size
+    return block_size, scale

@@ -22,7 +22,7 @@ import torch
 import attn
 from attn.plot import heatmap
 
-tokens, inputs = attn.data.journey()  # inputs: (6, 3)
+tokens, inputs = attn.journey()  # inputs: (6, 3)
 d_in, d_out = 3, 2
 
 torch.manual_seed(123)

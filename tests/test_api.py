@@ -17,25 +17,33 @@ SIGNATURES = {
     AF.attention_weights: "(q, k, mask=None, *, is_causal=False, scale=None)",
     AF.causal_mask: "(T_q, T_k=None, *, device=None)",
     AF.padding_mask: "(lengths, max_len)",
-    AF.simplified_self_attention: "(x, return_weights=False)",
+    AF.simplified_self_attention: "(x, *, return_weights=False)",
+    AF.masked_softmax: "(scores, mask=None, *, dim=-1)",
+    AF.split_heads: "(x, num_heads)",
+    AF.merge_heads: "(x)",
     attn.journey: "()",
     attn.SelfAttentionV1: "(d_in, d_out)",
     attn.SelfAttentionV2: "(d_in, d_out, qkv_bias=False)",
     attn.CausalAttention: "(d_in, d_out, context_length, dropout, qkv_bias=False)",
     attn.MultiHeadAttentionWrapper: "(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)",
-    attn.MultiHeadAttention: "(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, causal=True, out_bias=True)",
+    attn.MultiHeadAttention: "(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, *, causal=True, out_bias=True)",
     attn.PrepareForMultiHeadAttention: "(d_model, heads, d_k, bias)",
-    attn.SeqFirstMultiHeadAttention: "(heads, d_model, dropout=0.0, bias=True, out_bias=True)",
+    attn.SeqFirstMultiHeadAttention: "(heads, d_model, dropout=0.0, bias=True, *, out_bias=True)",
     attn.PositionalEncoding: "(d_model, max_len=5000, dropout=0.1)",
-    attn.TransformerInputBlock: "(vocab_size, d_model, num_heads, context_length=512, dropout=0.1, bias=False, causal=False)",
+    attn.TransformerInputBlock: "(vocab_size, d_model, num_heads, context_length=512, dropout=0.1, *, bias=False, causal=False)",
+    attn.KVCache: "()",
+    attn.GroupedQueryAttention: "(d_in, d_out, context_length, dropout, num_heads, num_kv_heads, qkv_bias=False, rope_base=None)",
 }
 FORWARDS = {
-    attn.SelfAttentionV1: "(x, return_weights=False)",
-    attn.SelfAttentionV2: "(x, return_weights=False)",
-    attn.CausalAttention: "(x, return_weights=False)",
-    attn.MultiHeadAttention: "(x, key_padding_mask=None, return_weights=False)",
-    attn.TransformerInputBlock: "(tokens, key_padding_mask=None, return_weights=False)",
+    attn.SelfAttentionV1: "(x, *, return_weights=False)",
+    attn.SelfAttentionV2: "(x, *, return_weights=False)",
+    attn.CausalAttention: "(x, *, return_weights=False)",
+    attn.MultiHeadAttentionWrapper: "(x, *, return_weights=False)",
+    attn.MultiHeadAttention: "(x, *, key_padding_mask=None, return_weights=False, cache=None)",
+    attn.SeqFirstMultiHeadAttention: "(query, key, value, mask=None, *, return_weights=False)",
+    attn.TransformerInputBlock: "(tokens, key_padding_mask=None, *, return_weights=False)",
     attn.PositionalEncoding: "(x)",
+    attn.GroupedQueryAttention: "(x, *, return_weights=False, cache=None)",
 }
 
 
@@ -99,5 +107,20 @@ def test_heatmap_draws_keys_on_x_and_queries_on_y():
     assert ax.images[0].get_array().shape == (4, 6)
     fig = plot.heatmap_grid(torch.rand(3, 5, 5), ncols=2)
     assert len([a for a in fig.axes if a.images]) == 3
-    assert [a.get_title() for a in fig.axes if a.images] == ["$h_{1}$", "$h_{2}$", "$h_{3}$"]
+    assert [a.get_title() for a in fig.axes if a.images] == [
+        "$\\mathrm{head}_{1}$", "$\\mathrm{head}_{2}$", "$\\mathrm{head}_{3}$"]
+    # axes named by the indices of alpha_ij, one shared colour scale and colour bar
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("$j$", "$i$")
+    panels = [a for a in fig.axes if a.images]
+    assert len({a.images[0].get_clim() for a in panels}) == 1
+    assert len(fig.axes) == len(panels) + 1 + 1  # 3 panels, the unused 4th, the colour bar
     plt.close("all")
+
+
+def test_one_spelling_of_journey():
+    # the book and the examples call attn.journey(), never attn.data.journey()
+    places = sorted((ROOT / "docs" / "chapters").glob("*.md")) + sorted((ROOT / "examples").glob("*.py"))
+    assert len(places) > 10
+    found = [p.name for p in places if "attn.data.journey" in p.read_text(encoding="utf-8")]
+    assert not found, f"attn.data.journey() instead of attn.journey() in {found}"
+    assert attn.journey is attn.data.journey

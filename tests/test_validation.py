@@ -245,6 +245,27 @@ def test_heatmap_checks():
         plot.heatmap(torch.ones(2, 2, 2))
     with pytest.raises(ValueError, match=r"x_labels must have 3 entries, got 2"):
         plot.heatmap(torch.ones(2, 3), x_labels=["a", "b"])
+    # wrong kinds of values are TypeErrors, wrong values ValueErrors
+    with pytest.raises(TypeError, match=r"x_labels must be a list of str or None, got str"):
+        plot.heatmap(torch.ones(2, 3), x_labels="abc")
+    with pytest.raises(TypeError, match=r"annotate must be a bool"):
+        plot.heatmap(torch.ones(2, 2), annotate="yes")
+    with pytest.raises(TypeError, match=r"colorbar must be a bool"):
+        plot.heatmap(torch.ones(2, 2), colorbar=1)
+    with pytest.raises(TypeError, match=r"fmt must be a str"):
+        plot.heatmap(torch.ones(2, 2), fmt=2)
+    with pytest.raises(TypeError, match=r"vmax must be a float"):
+        plot.heatmap(torch.ones(2, 2), vmax="1")
+    with pytest.raises(TypeError, match=r"ncols must be an int, got float"):
+        plot.heatmap_grid(torch.ones(2, 2, 2), ncols=2.0)
+    with pytest.raises(ValueError, match=r"ncols must be a positive int, got 0"):
+        plot.heatmap_grid(torch.ones(2, 2, 2), ncols=0)
+    with pytest.raises(TypeError, match=r"titles must be a list of str or None"):
+        plot.heatmap_grid(torch.ones(2, 2, 2), titles="ab")
+    with pytest.raises(ValueError, match=r"titles must have 2 entries, got 1"):
+        plot.heatmap_grid(torch.ones(2, 2, 2), titles=["a"])
+    with pytest.raises(TypeError, match=r"positional argument"):
+        plot.heatmap_grid(torch.ones(2, 2, 2), None, None, 2)  # ncols is keyword-only
 
 
 def test_no_bare_assert_in_the_package():

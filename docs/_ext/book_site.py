@@ -18,10 +18,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
+from book_languages import OTHER, SOURCE
 from docutils import nodes
 from myst_nb.sphinx_ import HideCodeCellNode
-
-from book_languages import OTHER, SOURCE
 
 # Text this extension writes into pages, per language (no catalog reaches it).
 TEXT = {

@@ -11,7 +11,7 @@ from urllib.parse import urljoin
 import pytest
 from bs4 import BeautifulSoup
 
-from site_pages import LANGS, OTHER, source_pages
+from site_pages import LANGS, source_pages
 
 PAGES = source_pages()
 PATHLIKE = re.compile(r"[$\\]|_images/|\.png$|\.svg$")
