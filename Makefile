@@ -6,12 +6,15 @@ SOURCEDIR    = docs
 BUILDDIR     = _build
 # docs/_ext/book_languages.py holds the list (the source language first).
 LANGUAGES   := $(shell $(PYTHON) docs/_ext/book_languages.py)
+ifeq ($(LANGUAGES),)
+$(error $(PYTHON) docs/_ext/book_languages.py printed no languages)
+endif
 SOURCELANG   = $(word 1,$(LANGUAGES))
 TRANSLATION  = $(word 2,$(LANGUAGES))
 # -c . : conf.py sits at the top level, the pages in docs/
 SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
 
-.PHONY: help html html-en html-es root-index gettext update-po translation-check \
+.PHONY: help html $(addprefix html-,$(LANGUAGES)) root-index gettext update-po translation-check \
         test test-fast livehtml clean
 
 help:
@@ -22,6 +25,7 @@ help:
 	@echo "make update-po          gettext, then update locale/es/LC_MESSAGES/*.po"
 	@echo "make translation-check  fail on any untranslated or fuzzy Spanish message"
 	@echo "make test               every test: package, catalogs, build, browser"
+	@echo "make test-fast          the package and catalog tests only (no book build)"
 	@echo "make livehtml           rebuild the English book on every change (sphinx-autobuild)"
 	@echo "make clean              remove everything the build wrote"
 
@@ -48,8 +52,13 @@ update-po: gettext
 translation-check:
 	$(PYTHON) tools/translation_check.py locale/$(TRANSLATION)/LC_MESSAGES
 
+# Everything: package, catalogs, then the built book (make html) and the browser.
 test:
 	$(PYTHON) -m pytest
+
+# The package and the catalogs, without building the book (markers in pytest.ini).
+test-fast:
+	$(PYTHON) -m pytest -m "not book"
 
 livehtml:
 	sphinx-autobuild -c . -D language=$(SOURCELANG) -d $(BUILDDIR)/doctrees/live \

@@ -66,6 +66,7 @@ extensions = [
     "book_i18n",  # docs/_ext: what the catalogs cannot translate
     "book_offline",  # docs/_ext: MathJax from the site, executed notebooks out of it
     "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
+    "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
 ]
 
 templates_path = [str(ROOT / "docs" / "_templates")]

@@ -10,16 +10,21 @@ Modules, in the order the book teaches them:
 - :class:`PrepareForMultiHeadAttention`, :class:`SeqFirstMultiHeadAttention`: the
   sequence-first ``einsum`` formulation;
 - :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
+- :class:`KVCache`, :class:`GroupedQueryAttention`: decoding with a cache, shared
+  keys and values;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
+- :mod:`attn.diagrams`: diagrams of the mechanism, drawn from the shapes of real tensors;
 - :func:`journey`: the notes' six-token example.
 
 Depends only on PyTorch.
 """
-from . import functional, plot
+from . import diagrams, functional, plot
 from .causal import CausalAttention
 from .data import journey
 from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
+from .grouped_query import GroupedQueryAttention
 from .input_block import TransformerInputBlock
+from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .positional import PositionalEncoding
 from .rope import RotaryEmbedding
@@ -28,6 +33,7 @@ from .self_attention import SelfAttentionV1, SelfAttentionV2
 __all__ = [
     "functional",
     "plot",
+    "diagrams",
     "journey",
     "SelfAttentionV1",
     "SelfAttentionV2",
@@ -39,4 +45,6 @@ __all__ = [
     "PositionalEncoding",
     "TransformerInputBlock",
     "RotaryEmbedding",
+    "KVCache",
+    "GroupedQueryAttention",
 ]

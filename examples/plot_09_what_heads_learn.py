@@ -2,7 +2,7 @@
 Two heads, two relations
 ========================
 
-A tiny model learns, in a few seconds on a CPU, to output
+A tiny model learns to output
 :math:`y_t = (x_{t-1} - x_0) \\bmod 10` for sequences of random digits: the answer needs the
 previous token and the first token. The model is an embedding, the sinusoidal
 :class:`attn.PositionalEncoding`, a causal :class:`attn.MultiHeadAttention` with two heads
@@ -56,5 +56,5 @@ print("k=t:  ", att[:, :, t, t].mean(dim=(0, 2)))
 # its position as a subscript. One head fills the first column (the first token), the
 # other the diagonal just below the main one (the previous token).
 labels = [f"${tok}_{{{i}}}$" for i, tok in enumerate(x_test[0].tolist())]
-fig = attn.plot.heatmap_grid(att[0], labels, ncols=2, xlabel="$k$", ylabel="$q$")
+fig = attn.plot.heatmap_grid(att[0], labels, ncols=2)
 plt.show()

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
+from book_languages import OTHER, SOURCE
 from docutils import nodes
 from myst_nb.sphinx_ import HideCodeCellNode
 
@@ -39,7 +40,6 @@ TEXT = {
         "thumbnail": "Figura del ejemplo: {alt}",
     },
 }
-OTHER = {"en": "es", "es": "en"}
 # Pages Sphinx writes itself: no twin worth announcing to search engines.
 NOT_IN_SITEMAP = ("genindex", "search", "py-modindex")
 DESCRIPTION_CHARS = 160
@@ -47,7 +47,7 @@ ALT_CHARS = 250
 
 
 def _lang(app):
-    return app.config.language or "en"
+    return app.config.language or SOURCE
 
 
 def _text(app, key, **kwargs):
@@ -126,9 +126,8 @@ def page_context(app, pagename, templatename, context, doctree):
     else:  # relative: the file itself, and the switcher's target
         here = pagename.rsplit("/", 1)[-1] + suffix
         there = context["book_other_href"]
-    en, es = (here, there) if lang == "en" else (there, here)
-    tags.append(f'<link rel="alternate" hreflang="en" href="{html.escape(en)}" />')
-    tags.append(f'<link rel="alternate" hreflang="es" href="{html.escape(es)}" />')
+    for code, href in sorted({lang: here, other: there}.items()):
+        tags.append(f'<link rel="alternate" hreflang="{code}" href="{html.escape(href)}" />')
     context["metatags"] = context.get("metatags", "") + "\n    ".join([""] + tags) + "\n"
     if context.get("body"):
         context["body"] = sized_images(app, pagename, context["body"])
@@ -412,6 +411,37 @@ def _thumbnail_alts(app, doctree):
         node["alt"] = _text(app, "thumbnail", alt=_shorten(text, 160))
 
 
+# -- scripts that need not block the first paint ---------------------------------------
+
+# Scripts run before the page is shown although nothing they do is needed then
+# (they act on DOMContentLoaded or on a click).  documentation_options.js stays:
+# inline scripts that follow it set DOCUMENTATION_OPTIONS.
+DEFERRED_SCRIPTS = (
+    "doctools.js", "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
+    "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js",
+)
+
+
+def defer_scripts(app, pagename, templatename, context, doctree):
+    """Load the theme's and extensions' small scripts with ``defer``.
+
+    Why: each script in ``<head>`` without ``defer`` holds the first paint until
+    it has arrived and run; on a phone network that is a round trip each
+    (Lighthouse's "render-blocking resources").  Deferred scripts still run in
+    their order, before ``DOMContentLoaded``, which is when these start work.
+    """
+    from sphinx.builders.html._assets import _JavaScript
+
+    scripts = []
+    for js in context.get("script_files", []):
+        name = str(getattr(js, "filename", js) or "")
+        if isinstance(js, _JavaScript) and name.rsplit("/", 1)[-1] in DEFERRED_SCRIPTS:
+            if "defer" not in js.attributes and "async" not in js.attributes:
+                js = _JavaScript(js.filename, priority=js.priority, **js.attributes, defer="defer")
+        scripts.append(js)
+    context["script_files"] = scripts
+
+
 # -- search -------------------------------------------------------------------------------
 
 
@@ -471,6 +501,7 @@ def setup(app):
     app.add_node(HideCodeCellNode, override=True, html=(visit_hide_cell, depart_hide_cell))
     app.connect("html-page-context", page_context, priority=600)
     app.connect("html-page-context", search_page_script)
+    app.connect("html-page-context", defer_scripts, priority=900)
     app.connect("doctree-resolved", set_figure_alts)
     app.connect("build-finished", write_sitemap)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -5,14 +5,28 @@
 Sphinx builds incrementally, so a second session with unchanged sources only
 checks that nothing is stale.  Set ``BOOK_SKIP_BUILD=1`` to test an existing
 ``_build/html`` without rebuilding (for quick local iteration only).
+
+Every test here is marked ``book`` and those of ``test_browser.py`` also
+``browser`` (markers in ``pytest.ini``): ``make test-fast`` leaves them out.
 """
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from site_pages import LANGS, ROOT, SITE
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.book)
+            if item.path.name == "test_browser.py":
+                item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(scope="session")

@@ -7,15 +7,15 @@ that the built folders hold exactly these pages.
 """
 
 import functools
+import gzip
 import http.server
-import re
+import io
 import sys
 import threading
-from html import unescape
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
+from bs4 import BeautifulSoup
 from book_languages import LANGUAGES, OTHER  # noqa: F401 (OTHER: for the tests)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,46 +66,33 @@ def built_pages(site, lang):
     return names
 
 
-class _Collector(HTMLParser):
-    """Ids, links, math elements and code blocks of one HTML page."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.ids = set()
-        self.links = []  # (href, class attribute)
-        self.math = 0
-        self.title = ""
-        self._in_title = False
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        for key in ("id", "name"):
-            if attrs.get(key) and (key == "id" or tag == "a"):
-                self.ids.add(attrs[key])
-        cls = attrs.get("class") or ""
-        if tag == "a" and attrs.get("href") is not None:
-            self.links.append((attrs["href"], cls))
-        if tag in ("span", "div") and "math" in cls.split():
-            self.math += 1
-        if tag == "title":
-            self._in_title = True
-
-    def handle_endtag(self, tag):
-        if tag == "title":
-            self._in_title = False
-
-    def handle_data(self, data):
-        if self._in_title:
-            self.title += data
-
-
 @functools.lru_cache(maxsize=None)
 def parse(path):
-    """Parsed facts about the HTML file at ``path`` (cached: pages link a lot)."""
-    collector = _Collector()
-    collector.feed(Path(path).read_text(encoding="utf-8"))
-    collector.close()
-    return collector
+    """The HTML file at ``path``, parsed once (pages link to each other a lot).
+
+    The tree is shared between tests: read it, never change it.
+    """
+    return BeautifulSoup(Path(path).read_text(encoding="utf-8"), "html.parser")
+
+
+def page_soup(site, lang, page):
+    """The built page ``page`` (``chapters/01_why_attention``) of ``lang``, parsed."""
+    path = site / lang / f"{page}.html"
+    assert path.is_file(), f"{lang}/{page}.html was not built"
+    return parse(path)
+
+
+def element_ids(doc):
+    """The targets a ``#fragment`` can name: every ``id``, and ``name`` on ``<a>``."""
+    ids = {el["id"] for el in doc.find_all(id=True)}
+    return ids | {a["name"] for a in doc.find_all("a", attrs={"name": True})}
+
+
+# The pages, derived once from the sources (page names, as in the built folders).
+PAGES = source_pages()
+WRITTEN_PAGES = [p for p in PAGES if p not in GENERATED_PAGES]  # Sphinx's own left out
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+EXAMPLE_PAGES = [f"{GALLERY}/{script.stem}" for script in gallery_scripts()]
 
 
 def is_external(href):
@@ -123,8 +110,8 @@ def check_links(site, lang, page):
     src = site / lang / f"{page}.html"
     base = f"http://site/{lang}/{page}.html"
     problems, external = [], []
-    for href, _cls in parse(src).links:
-        href = href.strip()
+    for link in parse(src).find_all("a", href=True):
+        href = link["href"].strip()
         if not href or href.startswith(("mailto:", "javascript:", "tel:")):
             continue
         if is_external(href):
@@ -144,21 +131,16 @@ def check_links(site, lang, page):
             problems.append(f"{href!r}: no file {target.relative_to(site)}")
             continue
         fragment = unquote(url.fragment)
-        if fragment and target.suffix == ".html" and fragment not in parse(target).ids:
+        if fragment and target.suffix == ".html" and fragment not in element_ids(parse(target)):
             problems.append(
                 f"{href!r}: no element with id {fragment!r} in {target.relative_to(site)}"
             )
     return problems, external
 
 
-_TAGS = re.compile(r"<[^>]+>")
-_PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", re.S)
-
-
 def code_blocks(path):
-    """The text of every ``<pre>`` block of a page, tags stripped."""
-    html = Path(path).read_text(encoding="utf-8")
-    return [unescape(_TAGS.sub("", block)) for block in _PRE.findall(html)]
+    """The text of every ``<pre>`` block of a page."""
+    return [pre.get_text() for pre in parse(path).find_all("pre")]
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -174,6 +156,30 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Gzip(_Quiet):
+    """Serves text files gzipped when the browser accepts it, as Read the Docs does.
+
+    (``http.server`` sends every file as it is; page weights measured through
+    it would count the text uncompressed.)
+    """
+
+    COMPRESSED = (".html", ".js", ".css", ".svg", ".json", ".txt", ".xml", ".map", ".ipynb", ".py")
+
+    def send_head(self):
+        path = self.translate_path(self.path)
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not accepts or not path.endswith(self.COMPRESSED) or not Path(path).is_file():
+            return super().send_head()
+        body = gzip.compress(Path(path).read_bytes(), compresslevel=6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return io.BytesIO(body)
+
+
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
@@ -184,10 +190,14 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 class SiteServer:
-    """A threaded ``http.server`` on 127.0.0.1, an ephemeral port, serving ``root``."""
+    """A threaded ``http.server`` on 127.0.0.1, an ephemeral port, serving ``root``.
 
-    def __init__(self, root):
-        handler = functools.partial(_Quiet, directory=str(root))
+    ``gzip=True`` compresses text files for browsers that accept it (Read the
+    Docs does), so that what a page weighs is what a reader downloads.
+    """
+
+    def __init__(self, root, gzip=False):
+        handler = functools.partial(_Gzip if gzip else _Quiet, directory=str(root))
         self.httpd = _Server(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -29,9 +29,12 @@ import pytest
 from playwright import sync_api
 
 from site_pages import (
+    CHAPTERS,
+    EXAMPLE_PAGES,
     GALLERY,
     LANGS,
     OTHER,
+    PAGES,
     ROOT,
     SiteServer,
     built_pages,
@@ -39,7 +42,6 @@ from site_pages import (
     code_blocks,
     gallery_scripts,
     parse,
-    source_pages,
 )
 
 
@@ -63,7 +65,6 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 TIMEOUT_MS = 20_000
 
-PAGES = source_pages()
 PAGE_PARAMS = [pytest.param(lang, page, id=f"{lang}/{page}") for lang in LANGS for page in PAGES]
 
 
@@ -74,8 +75,6 @@ def _first(candidates, fallback):
     return fallback
 
 
-CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
-EXAMPLE_PAGES = [f"{GALLERY}/{s.stem}" for s in gallery_scripts()]
 # Three pages per language for the screenshots: the landing page, a chapter
 # with code, output, maths and a figure, and a gallery example (or the API).
 SHOT_PAGES = [
@@ -316,7 +315,7 @@ def test_page_in_browser(site, server, context, lang, page_name):
     problems = []
     try:
         assert response is not None and response.status == 200, f"{url}: {response}"
-        problems += _check_math(page, parse(path).math > 0)
+        problems += _check_math(page, bool(parse(path).select("span.math, div.math")))
         broken = page.evaluate(JS_BROKEN_IMAGES)
         if broken:
             problems.append(f"image(s) with no pixels: {broken}")
@@ -495,7 +494,7 @@ def test_copy_button(site, server, browser, lang):
             (
                 name
                 for name in CHAPTERS
-                if "cell_output" in (site / lang / f"{name}.html").read_text(encoding="utf-8")
+                if parse(site / lang / f"{name}.html").select_one(".cell_output")
             ),
             None,
         ) if all((site / lang / f"{n}.html").is_file() for n in CHAPTERS) else None

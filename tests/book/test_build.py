@@ -8,31 +8,29 @@ import re
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-from site_pages import LANGS, OTHER, ROOT
+from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, OTHER, WRITTEN_PAGES, page_soup, parse
 
-CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]_*.md"))
-EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("plot_*.py"))
-PAGES = ["index", "api", "glossary", "building", "auto_examples/index"]
-PAGES += [f"chapters/{c}" for c in CHAPTERS] + [f"auto_examples/{e}" for e in EXAMPLES]
-# Concept chapters: a figure and at least two folded solutions each.
-CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= c[:2] <= "10"]
+
+def number(page):
+    """The two digits that open a chapter's or an example's name (``chapters/03_...``: 03)."""
+    return Path(page).name.removeprefix("plot_")[:2]
+
+
+# Concept chapters: a figure and at least two folded solutions each (Part I's 2 to 10,
+# every chapter of Part II, from 12 on).
+CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= number(c) <= "10" or number(c) >= "12"]
+# The first chapter of each part; Part II continues the numbering of Part I.
+PART_STARTS = {"chapters/01_why_attention": 1, "chapters/12_cost_and_tiling": 12}
 
 # Numbers the source notes print, which the book reproduces (same seeds, same inputs).
 NOTES_NUMBERS = {
-    "03_trainable_weights": [
+    "chapters/03_trainable_weights": [
         "0.4306, 1.4551",  # x_2's query, seed 123
         "0.2996, 0.8053",  # SelfAttentionV1, seed 123
         "-0.0739,  0.0713",  # SelfAttentionV2, seed 789
     ],
-    "08_positional_encoding": ["656,384"],
+    "chapters/08_positional_encoding": ["656,384"],
 }
-
-
-def soup(site, lang, page):
-    path = site / lang / f"{page}.html"
-    assert path.is_file(), f"{lang}/{page}.html was not built"
-    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
 
 def cell_outputs(doc):
@@ -42,16 +40,33 @@ def cell_outputs(doc):
 
 
 def test_the_book_has_its_chapters_and_examples():
-    assert len(CHAPTERS) == 11, CHAPTERS
-    assert [c[:2] for c in CHAPTERS] == [f"{i:02d}" for i in range(1, 12)]
-    numbered = {e[5:7] for e in EXAMPLES}
-    assert {f"{i:02d}" for i in range(2, 10)} <= numbered, f"a chapter from 2 to 9 has no example: {EXAMPLES}"
+    assert len(CHAPTERS) >= 12, CHAPTERS
+    assert [number(c) for c in CHAPTERS] == [f"{i:02d}" for i in range(1, len(CHAPTERS) + 1)]
+    numbered = {number(e) for e in EXAMPLE_PAGES}
+    wanted = {f"{i:02d}" for i in range(2, 10)} | {number(c) for c in CHAPTERS if number(c) >= "12"}
+    assert wanted <= numbered, f"a chapter from 2 to 9, or of Part II, has no example: {EXAMPLE_PAGES}"
 
 
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("page", PAGES)
+def test_chapter_numbers_continue_into_part_two(site_dir, lang):
+    # Each part is a toctree of its own (for its caption); Sphinx would restart at 1.
+    for chapter in CHAPTERS:
+        doc = page_soup(site_dir, lang, chapter)
+        shown = doc.select_one("h1 .section-number")
+        assert shown is not None, f"{lang}/{chapter}: the title has no number"
+        assert shown.get_text().strip() == f"{int(number(chapter))}.", f"{lang}/{chapter}: {shown.get_text()!r}"
+    index = page_soup(site_dir, lang, "index")
+    captions = [c.get_text(" ", strip=True) for c in index.select("article .caption-text")]
+    assert len(captions) >= 3 and captions[0] != captions[1], captions
+    for chapter, first in PART_STARTS.items():
+        link = index.select_one(f'article a[href="{chapter}.html"]')
+        assert link is not None and link.get_text().startswith(f"{first}. "), (lang, chapter, link)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", WRITTEN_PAGES)
 def test_page_is_built_in_its_language(site_dir, lang, page):
-    doc = soup(site_dir, lang, page)
+    doc = page_soup(site_dir, lang, page)
     assert doc.html.get("lang") == lang, f"{lang}/{page}: <html lang={doc.html.get('lang')!r}>"
     # Nothing comes from a third party: no script, style, image or font from the network.
     for tag, attr in (("script", "src"), ("link", "href"), ("img", "src")):
@@ -75,7 +90,7 @@ def test_page_is_built_in_its_language(site_dir, lang, page):
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("chapter", CONCEPT_CHAPTERS)
 def test_concept_chapter_has_outputs_figures_and_exercises(site_dir, lang, chapter):
-    doc = soup(site_dir, lang, f"chapters/{chapter}")
+    doc = page_soup(site_dir, lang, chapter)
     assert cell_outputs(doc), f"{chapter}: no executed output"
     figures = [img for img in doc.select(".cell_output img") if img["src"].endswith(".png")]
     assert figures, f"{chapter}: no figure drawn at build time"
@@ -85,9 +100,10 @@ def test_concept_chapter_has_outputs_figures_and_exercises(site_dir, lang, chapt
 
 
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("example", EXAMPLES)
-def test_gallery_example_has_figure_output_and_downloads(site_dir, lang, example):
-    doc = soup(site_dir, lang, f"auto_examples/{example}")
+@pytest.mark.parametrize("page", EXAMPLE_PAGES)
+def test_gallery_example_has_figure_output_and_downloads(site_dir, lang, page):
+    doc = page_soup(site_dir, lang, page)
+    example = Path(page).name
     images = [img["src"] for img in doc.find_all("img") if f"sphx_glr_{example}_" in img["src"]]
     assert images, f"{lang}/{example}: no figure"
     hrefs = [a["href"] for a in doc.select("a.download, a.reference.download")]
@@ -100,18 +116,18 @@ def test_gallery_example_has_figure_output_and_downloads(site_dir, lang, example
     assert doc.select('a[href*="chapters/"]'), f"{lang}/{example}: no link back to a chapter"
 
 
-@pytest.mark.parametrize("page", [f"chapters/{c}" for c in CHAPTERS] + [f"auto_examples/{e}" for e in EXAMPLES])
+@pytest.mark.parametrize("page", CHAPTERS + EXAMPLE_PAGES)
 def test_outputs_are_shared_by_both_languages(site_dir, page):
     # The code ran once: the Spanish book shows exactly the English book's outputs.
-    en = cell_outputs(soup(site_dir, "en", page))
-    es = cell_outputs(soup(site_dir, "es", page))
+    en = cell_outputs(page_soup(site_dir, "en", page))
+    es = cell_outputs(page_soup(site_dir, "es", page))
     assert en == es, f"{page}: printed outputs differ between en and es"
 
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("chapter", sorted(NOTES_NUMBERS))
 def test_printed_numbers_match_the_notes(site_dir, lang, chapter):
-    text = "\n".join(cell_outputs(soup(site_dir, lang, f"chapters/{chapter}")))
+    text = "\n".join(cell_outputs(page_soup(site_dir, lang, chapter)))
     for number in NOTES_NUMBERS[chapter]:
         assert number in text, f"{lang}/{chapter}: the notes' {number!r} is not printed"
 
@@ -122,14 +138,14 @@ def test_language_settings_search_and_math(site_dir, lang):
     assert re.search(rf"LANGUAGE:\s*'{lang}'", options), options
     index = (site_dir / lang / "searchindex.js").read_text(encoding="utf-8")
     assert "chapters/02_simplified_attention" in index
-    title = soup(site_dir, lang, "index").title.get_text()
+    title = page_soup(site_dir, lang, "index").title.get_text()
     assert ("Atención" in title) == (lang == "es"), title
     # MathJax is served from the site itself, fonts included.
     mathjax = site_dir / lang / "_static" / "mathjax" / "es5"
     assert (mathjax / "tex-chtml.js").is_file()
     assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
-    page = (site_dir / lang / "chapters" / "04_scaling.html").read_text(encoding="utf-8")
-    assert "_static/mathjax/es5/tex-chtml.js" in page
+    scripts = [s["src"] for s in page_soup(site_dir, lang, "chapters/04_scaling").find_all("script", src=True)]
+    assert any(src.endswith("_static/mathjax/es5/tex-chtml.js") for src in scripts), scripts
 
 
 def test_spanish_search_uses_the_spanish_stemmer(site_dir):
@@ -138,9 +154,9 @@ def test_spanish_search_uses_the_spanish_stemmer(site_dir):
 
 
 def test_root_index_sends_readers_to_a_language(site_dir):
-    html = (site_dir / "index.html").read_text(encoding="utf-8")
-    assert 'href="en/index.html"' in html and 'href="es/index.html"' in html
-    assert "navigator.language" in html
+    doc = parse(site_dir / "index.html")
+    assert [a["href"] for a in doc.find_all("a", href=True)] == [f"{lang}/index.html" for lang in LANGS]
+    assert "navigator.language" in doc.script.get_text()
     assert not (site_dir / "jupyter_execute").exists(), "executed notebooks leaked into the site"
 
 
@@ -151,9 +167,9 @@ RAW_ROLE = re.compile(r"\{(term|ref|doc|numref|eq|math)\}`|:(math|func|class|met
 
 
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", WRITTEN_PAGES)
 def test_no_raw_role_markup_in_the_prose(site_dir, lang, page):
-    doc = soup(site_dir, lang, page)
+    doc = page_soup(site_dir, lang, page)
     raw = [
         str(text).strip()[:80]
         for text in doc.find_all(string=RAW_ROLE)
@@ -162,11 +178,11 @@ def test_no_raw_role_markup_in_the_prose(site_dir, lang, page):
     assert not raw, f"{lang}/{page}: role markup shown as text: {raw[:3]}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", WRITTEN_PAGES)
 def test_spanish_page_is_translated(site_dir, page):
     # Each page's title and first paragraph come from the Spanish catalog.
     def head(lang):
-        doc = soup(site_dir, lang, page)
+        doc = page_soup(site_dir, lang, page)
         main = doc.select_one("article") or doc
         h1 = main.find("h1").get_text(" ", strip=True)
         p = main.find("p")
@@ -179,33 +195,33 @@ def test_spanish_page_is_translated(site_dir, page):
 
 # What the theme and Sphinx put around the text, which their own Spanish
 # catalogs leave in English (see locale/es/LC_MESSAGES/sphinx.po).
+# CSS selectors of elements that carry the text.
 CHROME = {
-    "en": ['title="Link to this heading"', 'title="Toggle primary sidebar"', 'placeholder="Search…"'],
-    "es": ['title="Enlace a este encabezado"', 'title="Mostrar u ocultar la barra lateral principal"',
-           'placeholder="Buscar…"'],
+    "en": ['[title="Link to this heading"]', '[title="Toggle primary sidebar"]', '[placeholder="Search…"]'],
+    "es": ['[title="Enlace a este encabezado"]', '[title="Mostrar u ocultar la barra lateral principal"]',
+           '[placeholder="Buscar…"]'],
 }
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_page_chrome_is_in_the_page_language(site_dir, lang):
-    html = (site_dir / lang / "chapters" / "02_simplified_attention.html").read_text(encoding="utf-8")
-    other = OTHER[lang]
-    for snippet in CHROME[lang]:
-        assert snippet in html, f"{lang}: {snippet} missing"
-    for snippet in CHROME[other]:
-        assert snippet not in html, f"{lang}: {snippet} is the other language's"
+    doc = page_soup(site_dir, lang, "chapters/02_simplified_attention")
+    for selector in CHROME[lang]:
+        assert doc.select_one(selector), f"{lang}: no {selector}"
+    for selector in CHROME[OTHER[lang]]:
+        assert not doc.select_one(selector), f"{lang}: {selector} is the other language's"
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_gallery_cards_are_in_the_page_language(site_dir, lang):
     # The cards are raw HTML that the catalogs do not reach; docs/_ext/book_i18n.py translates them.
-    doc = soup(site_dir, lang, "auto_examples/index")
+    doc = page_soup(site_dir, lang, "auto_examples/index")
     cards = doc.select(".sphx-glr-thumbcontainer")
-    assert len(cards) == len(EXAMPLES), f"{lang}: {len(cards)} cards for {len(EXAMPLES)} examples"
-    english = soup(site_dir, "en", "auto_examples/index").select(".sphx-glr-thumbcontainer")
-    for card, en_card in zip(cards, english):
+    assert len(cards) == len(EXAMPLE_PAGES), f"{lang}: {len(cards)} cards for {len(EXAMPLE_PAGES)} examples"
+    english = page_soup(site_dir, "en", "auto_examples/index").select(".sphx-glr-thumbcontainer")
+    for card, en_card in zip(cards, english, strict=True):
         href = card.select_one("a")["href"]
-        page = soup(site_dir, lang, f"auto_examples/{Path(href).stem}")
+        page = page_soup(site_dir, lang, f"auto_examples/{Path(href).stem}")
         title = page.find("h1").get_text(" ", strip=True).rstrip("#").strip()
         shown = card.select_one(".sphx-glr-thumbnail-title").get_text(" ", strip=True)
         assert shown == title, f"{lang}: the card of {href} says {shown!r}, its page {title!r}"

@@ -1,0 +1,130 @@
+r"""Grouped-query attention (GQA) and multi-query attention (MQA).
+
+Multi-head attention gives each of its :math:`h` heads its own keys and values. In
+grouped-query attention (Ainslie et al., 2023) the :math:`h` query heads share
+:math:`h_{kv}` key-value heads, in groups of :math:`h / h_{kv}` consecutive query heads:
+query head :math:`i` reads key-value head :math:`\lfloor i / (h / h_{kv}) \rfloor`.
+
+.. math::
+
+    \mathrm{head}_i = \operatorname{softmax}\!\left(
+      \frac{Q_i K_{g(i)}^\top}{\sqrt{d_{head}}} + M\right) V_{g(i)},
+    \qquad g(i) = \left\lfloor \frac{i}{h / h_{kv}} \right\rfloor
+
+:math:`h_{kv} = h` is multi-head attention, :math:`h_{kv} = 1` is multi-query attention
+(Shazeer, 2019). Fewer key-value heads mean fewer parameters in ``W_key`` and
+``W_value`` and, above all, a :class:`attn.KVCache` :math:`h / h_{kv}` times smaller.
+"""
+import torch.nn as nn
+
+from . import _checks
+from . import functional as AF
+from .rope import RotaryEmbedding
+
+__all__ = ["GroupedQueryAttention"]
+
+
+class GroupedQueryAttention(nn.Module):
+    r"""Causal attention whose ``num_heads`` query heads share ``num_kv_heads`` key-value heads.
+
+    Query head ``i`` reads key-value head ``i // (num_heads // num_kv_heads)``, the
+    convention of ``torch.nn.functional.scaled_dot_product_attention(...,
+    enable_gqa=True)``. With ``num_kv_heads=num_heads`` it computes the same function
+    as :class:`attn.MultiHeadAttention` given the same weights; with ``num_kv_heads=1``
+    it is multi-query attention.
+
+    Args:
+        d_in (int): dimension of each input token.
+        d_out (int): dimension of the output; ``d_out = num_heads * head_dim``.
+        context_length (int): the most positions one sequence may have (cached ones
+            included).
+        dropout (float): dropout probability on the attention weights, in ``[0, 1)``.
+        num_heads (int): number of query heads ``h``; must divide ``d_out``.
+        num_kv_heads (int): number of key-value heads ``h_kv``; must divide ``num_heads``.
+        qkv_bias (bool): add a bias to the query, key and value projections.
+        rope_base (float, optional): when given, rotate queries and keys by the rotary
+            position embedding (:class:`attn.RotaryEmbedding` with this ``base``) at
+            their absolute positions; ``head_dim`` must then be even.
+
+    Attributes:
+        W_query (nn.Linear): ``d_in -> d_out``; then
+        W_key, W_value (nn.Linear): ``d_in -> num_kv_heads * head_dim``; then
+        out_proj (nn.Linear): ``d_out -> d_out``; created in this order.
+        rope (attn.RotaryEmbedding or None): the rotation, when ``rope_base`` is given.
+        mask (torch.Tensor): buffer, bool ``(context_length, context_length)``
+            lower-triangular causal mask (``True`` = may attend).
+
+    Shape:
+        - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``
+        - output: ``(T, d_out)`` or ``(B, T, d_out)``; weights ``(..., h, T, T_cached + T)``
+    """
+
+    def __init__(
+        self, d_in, d_out, context_length, dropout, num_heads, num_kv_heads, qkv_bias=False, rope_base=None
+    ):
+        super().__init__()
+        self.d_in, self.d_out, self.context_length, self.num_heads, self.num_kv_heads = _checks.sizes(
+            d_in=d_in, d_out=d_out, context_length=context_length, num_heads=num_heads, num_kv_heads=num_kv_heads
+        )
+        _checks.divisible("d_out", d_out, "num_heads", num_heads)
+        _checks.divisible("num_heads", num_heads, "num_kv_heads", num_kv_heads)
+        _checks.flags(qkv_bias=qkv_bias)
+        self.head_dim = d_out // num_heads
+        self.group_size = num_heads // num_kv_heads  # query heads per key-value head
+        d_kv = num_kv_heads * self.head_dim
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_kv, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_kv, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
+        self.rope = None if rope_base is None else _rope(rope_base, self.head_dim, context_length)
+        self.register_buffer("mask", AF.causal_mask(context_length))
+
+    def forward(self, x, *, return_weights=False, cache=None):
+        """Causal grouped-query attention, optionally appending to a KV cache.
+
+        Args:
+            x (torch.Tensor): ``(B, T, d_in)`` or ``(T, d_in)``; with a cache, only the
+                new tokens.
+            return_weights (bool): also return the per-head weights (explicit path).
+            cache (attn.KVCache, optional): keys and values of the earlier positions,
+                ``(B, num_kv_heads, T_cached, head_dim)``. The new tokens' keys and
+                values are appended to it; new token ``i`` sits at position
+                ``T_cached + i`` and attends to positions ``0 .. T_cached + i``.
+
+        Returns:
+            torch.Tensor or tuple: ``z`` ``(..., T, d_out)``, or ``(z, weights)`` with
+            ``weights`` ``(..., num_heads, T, T_cached + T)``.
+        """
+        _checks.forward_inputs(self, x, return_weights, cache=cache)
+        P, T = (0 if cache is None else len(cache)), x.size(-2)  # P positions already cached
+        q = AF.split_heads(self.W_query(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
+        k = AF.split_heads(self.W_key(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
+        v = AF.split_heads(self.W_value(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
+        if self.rope is not None:  # rotate by the absolute positions P .. P + T - 1
+            q, k = self.rope(q, offset=P), self.rope(k, offset=P)
+        if cache is not None:
+            k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head): cached positions, then the new ones
+        k = k.repeat_interleave(self.group_size, dim=-3)  # (B, h_kv, P+T, d_head) -> (B, h, P+T, d_head)
+        v = v.repeat_interleave(self.group_size, dim=-3)  # query head i reads kv head i // group_size
+        mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P+T-1 of the causal mask
+        p = self.dropout.p if self.training else 0.0
+        out = AF.scaled_dot_product_attention(  # fused kernel, or explicit path with weights
+            q, k, v, mask, is_causal=not P, dropout_p=p, return_weights=return_weights
+        )
+        out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)
+        z = self.out_proj(AF.merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
+        return (z, att) if return_weights else z
+
+
+def _rope(base, head_dim, context_length):
+    """A RotaryEmbedding for ``rope_base``, with errors that name this module's arguments."""
+    if isinstance(base, bool) or not isinstance(base, (int, float)):
+        raise TypeError(f"rope_base must be a float or None, got {type(base).__name__} ({base!r})")
+    if not base > 1:
+        raise ValueError(f"rope_base must be greater than 1, got {base}")
+    if head_dim % 2:
+        raise ValueError(
+            f"rope_base needs an even head_dim = d_out // num_heads, got head_dim={head_dim}"
+        )
+    return RotaryEmbedding(head_dim, max_len=context_length, base=float(base))

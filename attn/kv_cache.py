@@ -1,0 +1,108 @@
+r"""The key-value cache: what a decoder keeps from one generation step to the next.
+
+A causal model generates one token at a time. At step :math:`t` the new token's query
+needs the keys and values of positions :math:`0 .. t`; those of positions
+:math:`0 .. t-1` were already computed at the earlier steps and, because attention is
+causal, they have not changed. A :class:`KVCache` stores them, so that each step
+projects only the new tokens and appends their keys and values.
+
+Its size, for a model with :math:`L` attention layers, :math:`h_{kv}` key-value heads of
+dimension :math:`d_{head}`, :math:`T` cached positions and :math:`b` bytes per number:
+
+.. math::
+
+    2 \cdot L \cdot h_{kv} \cdot d_{head} \cdot T \cdot b \quad \text{bytes per sequence}
+
+(the 2 counts keys and values).
+"""
+import torch
+
+from . import _checks
+
+__all__ = ["KVCache"]
+
+
+class KVCache:
+    r"""Keys and values of the positions one attention layer has already seen.
+
+    One cache per attention layer and per batch of sequences. It starts empty; a module
+    called with ``cache=`` (:class:`attn.MultiHeadAttention`,
+    :class:`attn.GroupedQueryAttention`) appends the keys and values of its new tokens
+    with :meth:`update` and attends to everything the cache holds. The module checks
+    that the cache never holds more than its ``context_length`` positions.
+
+    Real inference engines preallocate the cache for the longest sequence; this one
+    concatenates, which is simpler to read and gives the same numbers.
+
+    Attributes:
+        k (torch.Tensor or None): cached keys ``(B, h_kv, T_cached, d_head)`` (no ``B``
+            for an unbatched sequence), or ``None`` while empty.
+        v (torch.Tensor or None): cached values, same shape as ``k``.
+
+    Example::
+
+        cache = attn.KVCache()
+        y1 = mha(x[:, :5], cache=cache)   # positions 0..4; len(cache) == 5
+        y2 = mha(x[:, 5:6], cache=cache)  # position 5 attends to 0..5
+    """
+
+    def __init__(self):
+        self.k = None
+        self.v = None
+
+    def __len__(self):
+        """Number of cached positions, ``T_cached`` (0 while empty)."""
+        return 0 if self.k is None else self.k.size(-2)
+
+    def __repr__(self):
+        if self.k is None:
+            return "KVCache(empty)"
+        *B, h, T, d = self.k.shape
+        batch = f"B={B[0]}, " if B else ""
+        return f"KVCache({batch}h_kv={h}, T={T}, d_head={d}, {self.nbytes} bytes)"
+
+    @property
+    def nbytes(self):
+        """Bytes held by the cached keys and values: ``2 * B * h_kv * T_cached * d_head * b``."""
+        if self.k is None:
+            return 0
+        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
+
+    def reset(self):
+        """Empty the cache (start a new sequence)."""
+        self.k = None
+        self.v = None
+
+    def update(self, k, v):
+        """Append the new tokens' keys and values; return everything cached.
+
+        Args:
+            k (torch.Tensor): keys of the new tokens ``(B, h_kv, T_new, d_head)``, or
+                ``(h_kv, T_new, d_head)`` for one unbatched sequence.
+            v (torch.Tensor): their values, same shape as ``k``.
+
+        Returns:
+            tuple: ``(k_all, v_all)``, each ``(B, h_kv, T_cached + T_new, d_head)``:
+            the cached positions first, then the new ones.
+
+        Raises:
+            ValueError: when ``k`` and ``v`` differ in shape, or their batch size,
+                number of heads or head dimension differs from what the cache holds
+                (the cache belongs to another batch or another layer; call
+                :meth:`reset` or use a new cache). The cache is left unchanged.
+            TypeError: when ``k`` or ``v`` is not a floating-point tensor, or their
+                dtype differs from the cache's.
+        """
+        _checks.tensor("k", k, floating=True)
+        _checks.tensor("v", v, floating=True)
+        if k.dim() not in (3, 4) or k.shape != v.shape:
+            raise ValueError(
+                "k and v must both have shape (B, h_kv, T_new, d_head) (or (h_kv, T_new, "
+                f"d_head) for one unbatched sequence), got k {tuple(k.shape)} and v {tuple(v.shape)}"
+            )
+        if self.k is not None:
+            _checks.same_layer("cache", self.k.shape, self.k.dtype, k.shape, k.dtype)
+        k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
+        v = v if self.v is None else torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
+        self.k, self.v = k, v
+        return k, v

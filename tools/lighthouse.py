@@ -1,0 +1,79 @@
+"""Lighthouse's mobile performance of the built book, served gzipped as Read the Docs serves it.
+
+Lighthouse is a measuring tool, not a dependency of the book or its tests::
+
+    npm install --prefix /tmp/lh lighthouse@12      # once (npm registry)
+    make html
+    python tools/lighthouse.py --lighthouse /tmp/lh/node_modules/.bin/lighthouse
+
+It serves ``_build/html`` on 127.0.0.1 with gzip (``tests/book/site_pages.py``),
+runs Lighthouse's default mobile preset (simulated slow 4G, a mid-range phone)
+on each page, prints the performance score, the layout shift, the largest
+contentful paint and the bytes transferred, and exits with 1 if a page misses
+the targets: performance >= 90, layout shift < 0.1, weight <= 1 MB.
+Chromium comes from ``CHROME_PATH`` (default ``/usr/bin/chromium``).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "book"))
+
+from site_pages import SiteServer  # noqa: E402
+
+PAGES = [
+    "en/index.html",
+    "en/chapters/06_multi_head_attention.html",
+    "es/chapters/09_what_heads_learn.html",
+    "en/auto_examples/plot_09_what_heads_learn.html",
+]
+TARGETS = {"performance": 0.90, "cls": 0.1, "bytes": 1_000_000}
+
+
+def run(lighthouse, url):
+    cmd = [
+        lighthouse, url,
+        "--only-categories=performance",
+        "--output=json", "--output-path=stdout", "--quiet",
+        "--chrome-flags=--headless=new --no-sandbox --disable-gpu",
+    ]
+    env = {**os.environ, "CHROME_PATH": os.environ.get("CHROME_PATH", "/usr/bin/chromium")}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
+    report = json.loads(out)
+    audits = report["audits"]
+    return {
+        "performance": report["categories"]["performance"]["score"],
+        "cls": audits["cumulative-layout-shift"]["numericValue"],
+        "lcp_s": audits["largest-contentful-paint"]["numericValue"] / 1000,
+        "bytes": audits["total-byte-weight"]["numericValue"],
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pages", nargs="*", default=PAGES, help="pages under the site (default: four)")
+    parser.add_argument("--site", default=str(ROOT / "_build" / "html"))
+    parser.add_argument("--lighthouse", default=shutil.which("lighthouse") or "lighthouse",
+                        help="the lighthouse executable (npm install lighthouse)")
+    args = parser.parse_args()
+    failed = False
+    print(f"{'page':50} {'perf':>5} {'CLS':>6} {'LCP s':>6} {'KiB':>6}")
+    with SiteServer(Path(args.site), gzip=True) as server:
+        for page in args.pages:
+            r = run(args.lighthouse, f"{server.url}/{page}")
+            ok = (r["performance"] >= TARGETS["performance"] and r["cls"] < TARGETS["cls"]
+                  and r["bytes"] <= TARGETS["bytes"])
+            failed |= not ok
+            print(f"{page:50} {100 * r['performance']:5.0f} {r['cls']:6.3f} {r['lcp_s']:6.1f} "
+                  f"{r['bytes'] / 1024:6.0f}{'' if ok else '  <- misses a target'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
