@@ -13,11 +13,12 @@ Modules, in the order the book teaches them:
 - :class:`KVCache`, :class:`GroupedQueryAttention`: decoding with a cache, shared
   keys and values;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
+- :mod:`attn.diagrams`: diagrams of the mechanism, drawn from the shapes of real tensors;
 - :func:`journey`: the notes' six-token example.
 
 Depends only on PyTorch.
 """
-from . import functional, plot
+from . import diagrams, functional, plot
 from .causal import CausalAttention
 from .data import journey
 from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
@@ -32,6 +33,7 @@ from .self_attention import SelfAttentionV1, SelfAttentionV2
 __all__ = [
     "functional",
     "plot",
+    "diagrams",
     "journey",
     "SelfAttentionV1",
     "SelfAttentionV2",

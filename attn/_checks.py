@@ -105,13 +105,15 @@ def dtype_of(module):
     return next(module.parameters()).dtype
 
 
-def forward_inputs(module, x, return_weights=False, key_padding_mask=None):
+def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache=None):
     """Check the inputs of an attention module's ``forward`` in one call.
 
     ``x`` must be ``(T, module.d_in)`` or ``(B, T, module.d_in)`` with the dtype of the
     module's parameters and ``T <= module.context_length`` (when the module has one);
     ``return_weights`` a bool; ``key_padding_mask`` (optional) a bool mask of shape
-    ``(B, T)`` (``(T,)`` or ``(1, T)`` for unbatched ``x``), ``True`` = real token.
+    ``(B, T)`` (``(T,)`` or ``(1, T)`` for unbatched ``x``), ``True`` = real token;
+    ``cache`` (optional) an :class:`attn.KVCache` that fits the module (see
+    :func:`kv_cache`), for a causal module and without ``key_padding_mask``.
 
     Returns:
         torch.Tensor or None: ``key_padding_mask`` with the shape ``x.shape[:-1]``.
@@ -119,6 +121,15 @@ def forward_inputs(module, x, return_weights=False, key_padding_mask=None):
     context_length = getattr(module, "context_length", None)
     sequence("x", x, module.d_in, context_length, dtype=dtype_of(module))
     flag("return_weights", return_weights)
+    if cache is not None:
+        if not getattr(module, "causal", True):
+            raise ValueError("cache needs a causal module (causal=True): with causal=False "
+                             "earlier positions would attend to the new tokens")
+        if key_padding_mask is not None:
+            raise ValueError("key_padding_mask cannot be combined with cache: pass the "
+                             "sequences' real tokens only, one cache per batch")
+        heads = getattr(module, "num_kv_heads", module.num_heads)
+        kv_cache("cache", cache, x, heads, module.head_dim, context_length)
     if key_padding_mask is None:
         return None
     B, T = (1, x.size(0)) if x.dim() == 2 else (x.size(0), x.size(1))
@@ -126,6 +137,51 @@ def forward_inputs(module, x, return_weights=False, key_padding_mask=None):
         key_padding_mask = key_padding_mask.unsqueeze(0)  # (T,) -> (1, T)
     padding("key_padding_mask", key_padding_mask, B, T)
     return key_padding_mask.reshape(x.shape[:-1])  # (B, T), or (T,) for unbatched x
+
+
+def kv_cache(name, cache, x, num_kv_heads, head_dim, context_length):
+    """Check a module's :class:`attn.KVCache` against its new tokens ``x``.
+
+    The cached keys ``(B, h_kv, T_cached, d_head)`` (no ``B`` for unbatched ``x``) must
+    have the batch size of ``x`` ``(B, T_new, d_in)``, ``num_kv_heads`` heads of
+    ``head_dim`` and the dtype of ``x``; ``T_cached + T_new <= context_length``.
+
+    Returns:
+        int: ``T_cached``, the number of cached positions.
+    """
+    from .kv_cache import KVCache  # the cache module imports this one
+
+    if not isinstance(cache, KVCache):
+        raise TypeError(f"{name} must be an attn.KVCache or None, got {type(cache).__name__}")
+    P, T_new = len(cache), x.size(-2)
+    if P:
+        new_shape = (*x.shape[:-2], num_kv_heads, T_new, head_dim)  # the new keys' shape
+        same_layer(name, cache.k.shape, cache.k.dtype, new_shape, x.dtype)
+    if P + T_new > context_length:
+        raise ValueError(
+            f"{name} holds {P} positions and x adds T_new={T_new}: {P + T_new} positions, "
+            f"more than context_length={context_length}"
+        )
+    return P
+
+
+def same_layer(name, cached_shape, cached_dtype, new_shape, new_dtype):
+    """New keys ``(B, h_kv, T_new, d_head)`` (or ``(h_kv, T_new, d_head)``) must fit the
+    cached ones: same batch size, number of key-value heads, head dimension and dtype."""
+    if len(new_shape) != len(cached_shape):
+        raise ValueError(
+            f"{name} holds keys of shape {tuple(cached_shape)}, but the new keys have shape "
+            f"{tuple(new_shape)}: batched and unbatched inputs cannot share a cache"
+        )
+    for axis, what in ((-4, "batch size B"), (-3, "number of key-value heads h_kv"), (-1, "head_dim")):
+        if len(new_shape) >= -axis and new_shape[axis] != cached_shape[axis]:
+            raise ValueError(
+                f"{name} holds {what}={cached_shape[axis]}, but the new keys have "
+                f"{what}={new_shape[axis]} (cached keys {tuple(cached_shape)}, new keys "
+                f"{tuple(new_shape)}); use one KVCache per layer and per batch, or reset() it"
+            )
+    if new_dtype != cached_dtype:
+        raise TypeError(f"{name} holds dtype {cached_dtype}, but the new keys have dtype {new_dtype}")
 
 
 def optional_real(name, value):
@@ -142,7 +198,7 @@ def attention(q, k, v, mask=None, *, is_causal=False, scale=None, dropout_p=0.0,
     """Check the arguments of scaled dot-product attention in one call.
 
     ``q`` ``(..., T_q, d_k)``, ``k`` ``(..., T_k, d_k)``, ``v`` ``(..., T_k, d_v)``
-    (floating point); ``mask`` bool, broadcastable to ``(..., T_q, T_k)``; ``is_causal``
+    (floating point); ``mask`` bool or float, broadcastable to ``(..., T_q, T_k)``; ``is_causal``
     and ``return_weights`` bools; ``scale`` None or a real number; ``dropout_p`` a
     probability.
 
@@ -169,7 +225,7 @@ def attention(q, k, v, mask=None, *, is_causal=False, scale=None, dropout_p=0.0,
     flag("return_weights", return_weights)
     if mask is not None:
         batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
-        bool_mask("mask", mask, (*batch, q.size(-2), k.size(-2)))
+        bool_mask("mask", mask, (*batch, q.size(-2), k.size(-2)), floating=True)
     return optional_real("scale", scale), probability("dropout_p", dropout_p)
 
 
@@ -193,12 +249,14 @@ def seq_first(query, key, value, d_model, dtype, return_weights=False):
     flag("return_weights", return_weights)
 
 
-def bool_mask(name, mask, target_shape):
-    """Check a boolean mask that must broadcast to ``target_shape``."""
+def bool_mask(name, mask, target_shape, *, floating=False):
+    """Check a boolean mask (or, with ``floating``, a float one) that must broadcast to
+    ``target_shape``."""
     tensor(name, mask)
-    if mask.dtype != torch.bool:
+    if mask.dtype != torch.bool and not (floating and mask.is_floating_point()):
+        also = " or a floating-point tensor (added to the scores)" if floating else ""
         raise TypeError(
-            f"{name} must be a torch.bool tensor (True = may attend), got dtype {mask.dtype}"
+            f"{name} must be a torch.bool tensor (True = may attend){also}, got dtype {mask.dtype}"
         )
     target_shape = tuple(target_shape)
     try:

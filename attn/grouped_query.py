@@ -19,7 +19,6 @@ import torch.nn as nn
 
 from . import _checks
 from . import functional as AF
-from .kv_cache import check_cache
 from .rope import RotaryEmbedding
 
 __all__ = ["GroupedQueryAttention"]
@@ -64,15 +63,12 @@ class GroupedQueryAttention(nn.Module):
         self, d_in, d_out, context_length, dropout, num_heads, num_kv_heads, qkv_bias=False, rope_base=None
     ):
         super().__init__()
-        self.d_in = _checks.positive_int("d_in", d_in)
-        self.d_out = _checks.positive_int("d_out", d_out)
-        self.context_length = _checks.positive_int("context_length", context_length)
-        self.num_heads = _checks.positive_int("num_heads", num_heads)
-        self.num_kv_heads = _checks.positive_int("num_kv_heads", num_kv_heads)
+        self.d_in, self.d_out, self.context_length, self.num_heads, self.num_kv_heads = _checks.sizes(
+            d_in=d_in, d_out=d_out, context_length=context_length, num_heads=num_heads, num_kv_heads=num_kv_heads
+        )
         _checks.divisible("d_out", d_out, "num_heads", num_heads)
         _checks.divisible("num_heads", num_heads, "num_kv_heads", num_kv_heads)
-        dropout = _checks.probability("dropout", dropout)
-        _checks.flag("qkv_bias", qkv_bias)
+        _checks.flags(qkv_bias=qkv_bias)
         self.head_dim = d_out // num_heads
         self.group_size = num_heads // num_kv_heads  # query heads per key-value head
         d_kv = num_kv_heads * self.head_dim
@@ -80,55 +76,45 @@ class GroupedQueryAttention(nn.Module):
         self.W_key = nn.Linear(d_in, d_kv, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_kv, bias=qkv_bias)
         self.out_proj = nn.Linear(d_out, d_out)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.rope = None if rope_base is None else _rope(rope_base, self.head_dim, context_length)
         self.register_buffer("mask", AF.causal_mask(context_length))
 
-    def forward(self, x, cache=None, return_weights=False):
+    def forward(self, x, *, return_weights=False, cache=None):
         """Causal grouped-query attention, optionally appending to a KV cache.
 
         Args:
             x (torch.Tensor): ``(B, T, d_in)`` or ``(T, d_in)``; with a cache, only the
                 new tokens.
-            cache (attn.KVCache, optional): keys and values of the earlier positions
-                (``(B, num_kv_heads, T_cached, head_dim)``). The new tokens' keys and
+            return_weights (bool): also return the per-head weights (explicit path).
+            cache (attn.KVCache, optional): keys and values of the earlier positions,
+                ``(B, num_kv_heads, T_cached, head_dim)``. The new tokens' keys and
                 values are appended to it; new token ``i`` sits at position
                 ``T_cached + i`` and attends to positions ``0 .. T_cached + i``.
-            return_weights (bool): also return the weights (explicit path).
 
         Returns:
             torch.Tensor or tuple: ``z`` ``(..., T, d_out)``, or ``(z, weights)`` with
             ``weights`` ``(..., num_heads, T, T_cached + T)``.
         """
-        x, unbatched, P = self._check_inputs(x, cache, return_weights)
-        B, T, _ = x.shape
-        h, g, d = self.num_heads, self.num_kv_heads, self.head_dim
-        q = self.W_query(x).view(B, T, h, d).transpose(1, 2)  # (B, T, h*d) -> (B, h, T, d)
-        k = self.W_key(x).view(B, T, g, d).transpose(1, 2)  # (B, T, g*d) -> (B, g, T, d)
-        v = self.W_value(x).view(B, T, g, d).transpose(1, 2)  # (B, T, g*d) -> (B, g, T, d)
-        if self.rope is not None:  # the new tokens sit at positions P .. P+T-1
+        _checks.forward_inputs(self, x, return_weights, cache=cache)
+        P, T = (0 if cache is None else len(cache)), x.size(-2)  # P positions already cached
+        q = AF.split_heads(self.W_query(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
+        k = AF.split_heads(self.W_key(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
+        v = AF.split_heads(self.W_value(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
+        if self.rope is not None:  # rotate by the absolute positions P .. P + T - 1
             q, k = self.rope(q, offset=P), self.rope(k, offset=P)
         if cache is not None:
-            k, v = cache.update(k, v)  # (B, g, P + T, d): cached positions, then the new ones
-        k = k.repeat_interleave(self.group_size, dim=1)  # (B, g, P+T, d) -> (B, h, P+T, d)
-        v = v.repeat_interleave(self.group_size, dim=1)  # query head i reads kv head i // group_size
-        mask = self.mask[P:P + T, :P + T] if P else None  # (T, P+T): query P+i sees keys 0..P+i
+            k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head): cached positions, then the new ones
+        k = k.repeat_interleave(self.group_size, dim=-3)  # (B, h_kv, P+T, d_head) -> (B, h, P+T, d_head)
+        v = v.repeat_interleave(self.group_size, dim=-3)  # query head i reads kv head i // group_size
+        mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P+T-1 of the causal mask
         p = self.dropout.p if self.training else 0.0
-        out = AF.scaled_dot_product_attention(
+        out = AF.scaled_dot_product_attention(  # fused kernel, or explicit path with weights
             q, k, v, mask, is_causal=not P, dropout_p=p, return_weights=return_weights
         )
-        out, att = out if return_weights else (out, None)  # (B, h, T, d), (B, h, T, P+T)
-        z = self.out_proj(out.transpose(1, 2).reshape(B, T, self.d_out))  # (B, h, T, d) -> (B, T, d_out)
-        if unbatched:
-            z, att = z.squeeze(0), None if att is None else att.squeeze(0)  # drop B = 1
+        out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)
+        z = self.out_proj(AF.merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
         return (z, att) if return_weights else z
-
-    def _check_inputs(self, x, cache, return_weights):
-        """Check ``forward``'s arguments; return ``(x as (B, T, d_in), unbatched, T_cached)``."""
-        x, unbatched = _checks.sequence("x", x, self.d_in, self.context_length, dtype=self.W_query.weight.dtype)
-        _checks.flag("return_weights", return_weights)
-        P = check_cache(cache, x, self.num_kv_heads, self.head_dim, self.context_length)
-        return x, unbatched, P
 
 
 def _rope(base, head_dim, context_length):

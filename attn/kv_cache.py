@@ -35,8 +35,8 @@ class KVCache:
     concatenates, which is simpler to read and gives the same numbers.
 
     Attributes:
-        k (torch.Tensor or None): cached keys ``(B, h_kv, T_cached, d_head)``, or
-            ``None`` while empty.
+        k (torch.Tensor or None): cached keys ``(B, h_kv, T_cached, d_head)`` (no ``B``
+            for an unbatched sequence), or ``None`` while empty.
         v (torch.Tensor or None): cached values, same shape as ``k``.
 
     Example::
@@ -57,8 +57,9 @@ class KVCache:
     def __repr__(self):
         if self.k is None:
             return "KVCache(empty)"
-        B, h, T, d = self.k.shape
-        return f"KVCache(B={B}, h_kv={h}, T={T}, d_head={d}, {self.nbytes} bytes)"
+        *B, h, T, d = self.k.shape
+        batch = f"B={B[0]}, " if B else ""
+        return f"KVCache({batch}h_kv={h}, T={T}, d_head={d}, {self.nbytes} bytes)"
 
     @property
     def nbytes(self):
@@ -76,7 +77,8 @@ class KVCache:
         """Append the new tokens' keys and values; return everything cached.
 
         Args:
-            k (torch.Tensor): keys of the new tokens ``(B, h_kv, T_new, d_head)``.
+            k (torch.Tensor): keys of the new tokens ``(B, h_kv, T_new, d_head)``, or
+                ``(h_kv, T_new, d_head)`` for one unbatched sequence.
             v (torch.Tensor): their values, same shape as ``k``.
 
         Returns:
@@ -93,51 +95,14 @@ class KVCache:
         """
         _checks.tensor("k", k, floating=True)
         _checks.tensor("v", v, floating=True)
-        if k.dim() != 4 or k.shape != v.shape:
+        if k.dim() not in (3, 4) or k.shape != v.shape:
             raise ValueError(
-                "k and v must both have shape (B, h_kv, T_new, d_head), got "
-                f"k {tuple(k.shape)} and v {tuple(v.shape)}"
+                "k and v must both have shape (B, h_kv, T_new, d_head) (or (h_kv, T_new, "
+                f"d_head) for one unbatched sequence), got k {tuple(k.shape)} and v {tuple(v.shape)}"
             )
         if self.k is not None:
-            _check_same(self.k.shape, self.k.dtype, k.shape, k.dtype)
+            _checks.same_layer("cache", self.k.shape, self.k.dtype, k.shape, k.dtype)
         k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
         v = v if self.v is None else torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
         self.k, self.v = k, v
         return k, v
-
-
-def _check_same(cached_shape, cached_dtype, new_shape, new_dtype):
-    """New keys ``(B, h_kv, T_new, d_head)`` must belong to the cache's batch and layer."""
-    for axis, what in ((0, "batch size B"), (1, "number of key-value heads h_kv"), (3, "head_dim")):
-        if new_shape[axis] != cached_shape[axis]:
-            raise ValueError(
-                f"cache holds {what}={cached_shape[axis]}, but the new keys have "
-                f"{what}={new_shape[axis]} (cache shape {tuple(cached_shape)}, new keys "
-                f"{tuple(new_shape)}); use one KVCache per layer and per batch, or reset() it"
-            )
-    if new_dtype != cached_dtype:
-        raise TypeError(f"cache holds dtype {cached_dtype}, but the new keys have dtype {new_dtype}")
-
-
-def check_cache(cache, x, num_kv_heads, head_dim, context_length):
-    """Input check for a module's ``cache=`` argument; returns ``T_cached`` (0 for ``None``).
-
-    ``x`` is the module's input ``(B, T_new, d_in)``. Raises ``TypeError`` for a cache
-    that is not a :class:`KVCache` or holds another dtype, and ``ValueError`` when the
-    cache holds another batch size, number of key-value heads or head dimension, or
-    when ``T_cached + T_new`` exceeds ``context_length``.
-    """
-    if cache is None:
-        return 0
-    if not isinstance(cache, KVCache):
-        raise TypeError(f"cache must be an attn.KVCache or None, got {type(cache).__name__}")
-    B, T_new, _ = x.shape
-    P = len(cache)
-    if P:
-        _check_same(cache.k.shape, cache.k.dtype, (B, num_kv_heads, T_new, head_dim), x.dtype)
-    if P + T_new > context_length:
-        raise ValueError(
-            f"cache holds {P} positions and x adds T_new={T_new}: {P + T_new} positions, "
-            f"more than context_length={context_length}"
-        )
-    return P

@@ -115,7 +115,7 @@ class MultiHeadAttention(nn.Module):
         - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``
         - ``key_padding_mask``: bool ``(T,)`` or ``(B, T)``, ``True`` = real token
         - output: ``(T, d_out)`` or ``(B, T, d_out)``; weights ``(h, T, T)`` or
-          ``(B, h, T, T)``
+          ``(B, h, T, T)`` (``T_cached + T`` keys with a :class:`attn.KVCache`)
     """
 
     def __init__(
@@ -136,32 +136,41 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.register_buffer("mask", AF.causal_mask(context_length) if causal else None)
 
-    def forward(self, x, *, key_padding_mask=None, return_weights=False):
+    def forward(self, x, *, key_padding_mask=None, return_weights=False, cache=None):
         """Multi-head context vectors.
 
         Args:
-            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``.
+            x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``;
+                with a cache, only the new tokens.
             key_padding_mask (torch.Tensor, optional): bool ``(B, T)`` (``(T,)`` for
                 unbatched ``x``), ``True`` = real token; padding keys get no attention.
                 A query whose keys are all excluded gets a zero context before
-                ``out_proj``.
+                ``out_proj``. Not with ``cache``.
             return_weights (bool): also return the per-head weights (after dropout).
+            cache (attn.KVCache, optional): keys and values of the earlier positions
+                (causal modules only). The new tokens' keys and values are appended to
+                it; new token ``i`` sits at position ``T_cached + i`` and attends to
+                positions ``0 .. T_cached + i``; ``T_cached + T <= context_length``.
 
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``
-            with ``weights`` of shape ``(..., h, T, T)``.
+            with ``weights`` of shape ``(..., h, T, T_cached + T)``.
         """
-        key_padding_mask = _checks.forward_inputs(self, x, return_weights, key_padding_mask)
+        key_padding_mask = _checks.forward_inputs(self, x, return_weights, key_padding_mask, cache)
         q = AF.split_heads(self.W_query(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
         k = AF.split_heads(self.W_key(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
         v = AF.split_heads(self.W_value(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
-        mask = None
+        mask, P = None, 0
         if key_padding_mask is not None:  # (B, T) -> (B, 1, 1, T): same keys for every head and query
             mask = key_padding_mask[..., None, None, :]
+        if cache is not None:  # new token i sits at position P + i and sees keys 0 .. P + i
+            P, T = len(cache), x.size(-2)
+            k, v = cache.update(k, v)  # (B, h, P + T, d_head): cached positions, then the new ones
+            mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P+T-1 of the causal mask
         p = self.dropout.p if self.training else 0.0
         out = AF.scaled_dot_product_attention(  # fused kernel, or explicit path with weights
-            q, k, v, mask, is_causal=self.causal, dropout_p=p, return_weights=return_weights
+            q, k, v, mask, is_causal=self.causal and not P, dropout_p=p, return_weights=return_weights
         )
-        out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, T)
+        out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)
         z = self.out_proj(AF.merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
         return (z, att) if return_weights else z

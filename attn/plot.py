@@ -70,8 +70,8 @@ def heatmap(
     vmin=0.0,
     vmax=None,
     colorbar=True,
-    xlabel=None,
-    ylabel=None,
+    xlabel="$j$",
+    ylabel="$i$",
 ):
     """Draw attention weights as a heatmap: rows = queries (``y``), columns = keys (``x``).
 
@@ -93,8 +93,10 @@ def heatmap(
         vmin (float): colour scale minimum (weights are >= 0).
         vmax (float, optional): colour scale maximum; default the largest weight.
         colorbar (bool): draw a colour bar.
-        xlabel (str, optional): label of the key axis, e.g. ``"$k$"``.
-        ylabel (str, optional): label of the query axis, e.g. ``"$q$"``.
+        xlabel (str, optional): label of the key axis; default ``"$j$"``, the key index
+            of :math:`\\alpha_{ij}`; ``None`` for none.
+        ylabel (str, optional): label of the query axis; default ``"$i$"``, the query
+            index; ``None`` for none.
 
     Returns:
         matplotlib.axes.Axes: the axes drawn on.
@@ -152,9 +154,11 @@ def heatmap_grid(weights, x_labels=None, y_labels=None, *, ncols=4, titles=None,
         weights (torch.Tensor or array): ``(n, T_q, T_k)``, e.g. ``(h, T, T)``.
         x_labels, y_labels (list of str, optional): as in :func:`heatmap`.
         ncols (int): panels per row.
-        titles (list of str, optional): one title per panel; default ``"$h_{i}$"``
-            (1-based).
-        **kwargs: passed on to :func:`heatmap` (``colorbar`` defaults to False).
+        titles (list of str, optional): one title per panel; default
+            ``"$\\mathrm{head}_{i}$"`` (1-based, as in the formula of multi-head attention).
+        **kwargs: passed on to :func:`heatmap`. The panels share one colour scale
+            (``vmax`` defaults to the largest weight of all panels) and one colour bar,
+            drawn at the right unless ``colorbar=False``.
 
     Returns:
         matplotlib.figure.Figure: the figure.
@@ -171,15 +175,18 @@ def heatmap_grid(weights, x_labels=None, y_labels=None, *, ncols=4, titles=None,
     nrows = -(-n // ncols)
     T_q, T_k = w.shape[1:]
     fig, axes = plt.subplots(
-        nrows, ncols, squeeze=False, facecolor="white",
-        figsize=(ncols * max(2.5, 0.4 * T_k + 1.0), nrows * max(2.5, 0.4 * T_q + 1.2)),
+        nrows, ncols, squeeze=False, facecolor="white", layout="constrained",
+        figsize=(ncols * max(2.5, 0.4 * T_k + 1.0) + 0.8, nrows * max(2.5, 0.4 * T_q + 1.2)),
     )
-    kwargs.setdefault("colorbar", False)
+    colorbar = kwargs.pop("colorbar", True)
+    if w.size:
+        kwargs.setdefault("vmax", float(w.max()))
     for i, ax in enumerate(axes.flat):
         if i >= n:
             ax.axis("off")
             continue
-        title = titles[i] if titles is not None else f"$h_{{{i + 1}}}$"
-        heatmap(w[i], x_labels, y_labels, ax=ax, title=title, **kwargs)
-    fig.tight_layout()
+        title = titles[i] if titles is not None else f"$\\mathrm{{head}}_{{{i + 1}}}$"
+        heatmap(w[i], x_labels, y_labels, ax=ax, title=title, colorbar=False, **kwargs)
+    if colorbar and n:
+        fig.colorbar(axes.flat[0].images[0], ax=axes.ravel().tolist(), fraction=0.046, pad=0.04)
     return fig

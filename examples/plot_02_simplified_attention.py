@@ -36,17 +36,19 @@ print(torch.allclose(z, weights @ inputs))
 # Keys along the horizontal axis, queries along the vertical one. *journey* and
 # *starts*, the two longest and most similar embeddings, collect the largest weights.
 heatmap(weights, x_labels=tokens, y_labels=tokens, title=r"$\mathrm{softmax}(XX^\top)$")
+plt.show()
 
 # %%
 # One query: *journey*
 # --------------------
-# Row 2 of the matrix holds the weights :math:`\alpha_{2j}` that the query *journey*
-# gives to each key :math:`j`. Its context vector :math:`z^{(2)}` mixes the six
+# Row 1 of the matrix (positions count from 0) holds the weights :math:`\alpha_{1j}`
+# that the query *journey* gives to each key :math:`j`. Its context vector
+# :math:`z^{(1)}` mixes the six
 # embeddings with these weights.
 fig, ax = plt.subplots(figsize=(6, 3), facecolor="white")
 ax.bar(tokens, weights[1].numpy(), color="tab:blue")
-ax.set_ylabel(r"$\alpha_{2j}$")
-ax.set_title(r"$x^{(2)}$ = journey")
+ax.set_ylabel(r"$\alpha_{1j}$")
+ax.set_title(r"$x^{(1)}$ = journey")
 fig.tight_layout()
 print("z_2:", z[1])
 plt.show()

@@ -54,8 +54,9 @@ w = torch.cat([w_raw, w_scaled])  # (2, 8)
 print("w:", w)
 heatmap(
     w,
-    x_labels=[f"$k_{j}$" for j in range(1, T + 1)],
+    x_labels=[f"$k_{j}$" for j in range(T)],
     y_labels=[r"$qk^\top$", r"$qk^\top/\sqrt{d_k}$"],
     title=f"$d_k={d_k}$",
+    ylabel=None,                                   # rows: qk^T, qk^T/sqrt(d_k)
 )
 plt.show()

@@ -61,9 +61,8 @@ print("z:", z, sep="\n")
 # axis, queries on the vertical one.
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), facecolor="white")
 heatmap(scores, x_labels=tokens, ax=axes[0], vmin=float(scores.min()), title=r"$qk^\top/\sqrt{d_k}$",
-        colorbar=False, xlabel="$k$", ylabel="$q$")
-heatmap(mask.float(), x_labels=tokens, ax=axes[1], fmt=".0f", title="$M$", colorbar=False,
-        xlabel="$k$", ylabel="$q$")
-heatmap(weights, x_labels=tokens, ax=axes[2], title=r"$\alpha$", xlabel="$k$", ylabel="$q$")
+        colorbar=False)
+heatmap(mask.float(), x_labels=tokens, ax=axes[1], fmt=".0f", title="$M$", colorbar=False)
+heatmap(weights, x_labels=tokens, ax=axes[2], title=r"$\alpha$")
 fig.tight_layout()
 plt.show()

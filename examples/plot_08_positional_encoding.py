@@ -32,14 +32,23 @@ print(f"{diff=:.2e}")
 # %%
 # Adding the encoding breaks the symmetry
 # ---------------------------------------
-# The same test on token ids, through :class:`attn.TransformerInputBlock` (embedding,
-# positional encoding, attention): the permuted sentence now gets different outputs.
+# The same test on token ids, with two blocks built as in the slides and in :ref:`ch-08`,
+# in the same order after the same seed: an embedding followed by attention, then
+# :class:`attn.TransformerInputBlock` (embedding, positional encoding, attention). Without
+# the encoding the difference is rounding; with it, the permuted sentence gets different
+# outputs, ``3.19e-02`` on average, the slides' number.
 torch.manual_seed(7)
+no_pe = torch.nn.Sequential(
+    torch.nn.Embedding(500, 32, padding_idx=0),
+    attn.MultiHeadAttention(32, 32, 512, 0.0, 4, causal=False, out_bias=False),
+).eval()
 block = attn.TransformerInputBlock(vocab_size=500, d_model=32, num_heads=4, dropout=0.0).eval()
 sentence = torch.tensor([[10, 25, 87, 43, 62, 91, 15, 37]])  # (1, 8)
 perm_idx = torch.tensor([3, 0, 6, 1, 7, 4, 2, 5])
 with torch.no_grad():
+    diff_no_pe = (no_pe(sentence[:, perm_idx]) - no_pe(sentence)[:, perm_idx]).abs().mean().item()
     diff_pe = (block(sentence[:, perm_idx]) - block(sentence)[:, perm_idx]).abs().mean().item()
+print(f"{diff_no_pe=:.2e}")
 print(f"{diff_pe=:.2e}")
 
 # %%
@@ -59,6 +68,7 @@ ax.set_xlabel("$2i$, $2i+1$")
 ax.set_ylabel("$pos$")
 ax.set_title(r"$\mathrm{PE}(pos, \cdot)$, $d_{\mathrm{model}}=64$")
 fig.colorbar(im, ax=ax)
+plt.show()
 
 # %%
 # Similarity against distance

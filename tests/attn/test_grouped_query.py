@@ -1,4 +1,4 @@
-"""attn.GroupedQueryAttention and attn.KVCache against PyTorch and against themselves.
+"""attn.GroupedQueryAttention against PyTorch, MultiHeadAttention and itself (with a KVCache).
 
 Tolerances: float32 atol=2e-5, rtol=2e-4 (summation orders of a few dozen terms differ
 between the paths compared); float64 atol=1e-10, rtol=1e-8.
@@ -102,6 +102,7 @@ def test_attributes_created_in_order_and_sizes():
 
 
 def _chunks(draw_sizes, T):
+    """Chunk sizes, from the drawn ones, that add up to exactly T."""
     sizes, left = [], T
     for s in draw_sizes:
         if left == 0:
@@ -258,44 +259,3 @@ def test_input_errors():
         m(torch.randn(2, 3, 6, dtype=torch.float64))
     with pytest.raises(TypeError, match="return_weights"):
         m(torch.randn(2, 3, 6), return_weights=1)
-
-
-# --------------------------------------------------------------------------- KVCache
-
-
-def test_kv_cache_appends_and_reports_its_size():
-    cache = attn.KVCache()
-    assert len(cache) == 0 and cache.nbytes == 0 and cache.k is None
-    assert "empty" in repr(cache)
-    k1, v1 = torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5)
-    k, v = cache.update(k1, v1)
-    assert k is cache.k and len(cache) == 4
-    k2, v2 = torch.randn(2, 3, 1, 5), torch.randn(2, 3, 1, 5)
-    k, v = cache.update(k2, v2)
-    assert_close(k, torch.cat([k1, k2], dim=2), atol=0, rtol=0)
-    assert_close(v, torch.cat([v1, v2], dim=2), atol=0, rtol=0)
-    assert len(cache) == 5
-    assert cache.nbytes == 2 * 2 * 3 * 5 * 5 * 4  # 2 (k, v) * B * h_kv * T * d_head * 4 bytes
-    assert "T=5" in repr(cache)
-    cache.reset()
-    assert len(cache) == 0 and cache.v is None
-
-
-def test_kv_cache_update_errors_leave_it_unchanged():
-    cache = attn.KVCache()
-    cache.update(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5))
-    with pytest.raises(ValueError, match="batch size B=2"):
-        cache.update(torch.randn(1, 3, 1, 5), torch.randn(1, 3, 1, 5))
-    with pytest.raises(ValueError, match="h_kv=3"):
-        cache.update(torch.randn(2, 1, 1, 5), torch.randn(2, 1, 1, 5))
-    with pytest.raises(ValueError, match="head_dim=5"):
-        cache.update(torch.randn(2, 3, 1, 4), torch.randn(2, 3, 1, 4))
-    with pytest.raises(ValueError, match="k and v must both have shape"):
-        cache.update(torch.randn(2, 3, 1, 5), torch.randn(2, 3, 2, 5))
-    with pytest.raises(ValueError, match="k and v must both have shape"):
-        cache.update(torch.randn(3, 1, 5), torch.randn(3, 1, 5))
-    with pytest.raises(TypeError, match="dtype"):
-        cache.update(torch.randn(2, 3, 1, 5).double(), torch.randn(2, 3, 1, 5).double())
-    with pytest.raises(TypeError, match="k must be a torch.Tensor"):
-        cache.update([1.0], torch.randn(2, 3, 1, 5))
-    assert len(cache) == 4

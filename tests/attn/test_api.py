@@ -10,7 +10,7 @@ import torch
 import attn
 import attn.functional as AF
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 SIGNATURES = {
     AF.scaled_dot_product_attention: "(q, k, v, mask=None, *, is_causal=False, dropout_p=0.0, scale=None, return_weights=False)",
@@ -39,11 +39,11 @@ FORWARDS = {
     attn.SelfAttentionV2: "(x, *, return_weights=False)",
     attn.CausalAttention: "(x, *, return_weights=False)",
     attn.MultiHeadAttentionWrapper: "(x, *, return_weights=False)",
-    attn.MultiHeadAttention: "(x, *, key_padding_mask=None, return_weights=False)",
+    attn.MultiHeadAttention: "(x, *, key_padding_mask=None, return_weights=False, cache=None)",
     attn.SeqFirstMultiHeadAttention: "(query, key, value, mask=None, *, return_weights=False)",
     attn.TransformerInputBlock: "(tokens, key_padding_mask=None, *, return_weights=False)",
     attn.PositionalEncoding: "(x)",
-    attn.GroupedQueryAttention: "(x, cache=None, return_weights=False)",
+    attn.GroupedQueryAttention: "(x, *, return_weights=False, cache=None)",
 }
 
 
@@ -107,7 +107,13 @@ def test_heatmap_draws_keys_on_x_and_queries_on_y():
     assert ax.images[0].get_array().shape == (4, 6)
     fig = plot.heatmap_grid(torch.rand(3, 5, 5), ncols=2)
     assert len([a for a in fig.axes if a.images]) == 3
-    assert [a.get_title() for a in fig.axes if a.images] == ["$h_{1}$", "$h_{2}$", "$h_{3}$"]
+    assert [a.get_title() for a in fig.axes if a.images] == [
+        "$\\mathrm{head}_{1}$", "$\\mathrm{head}_{2}$", "$\\mathrm{head}_{3}$"]
+    # axes named by the indices of alpha_ij, one shared colour scale and colour bar
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("$j$", "$i$")
+    panels = [a for a in fig.axes if a.images]
+    assert len({a.images[0].get_clim() for a in panels}) == 1
+    assert len(fig.axes) == len(panels) + 1 + 1  # 3 panels, the unused 4th, the colour bar
     plt.close("all")
 
 

@@ -1,0 +1,41 @@
+"""Chapter numbers that run on from one part of the book to the next.
+
+A local Sphinx extension (``extensions`` in ``conf.py``).  The index has one
+numbered toctree per part, so that each part gets its caption in the sidebar, and
+Sphinx numbers every numbered toctree of a page from 1 again: Part II would start
+at chapter 1.  After Sphinx has assigned the numbers, this hook shifts those of
+each later numbered toctree of the page by the number of chapters before it, in
+the page headings, the navigation and the previous/next links.
+``tests/book/test_build.py`` checks the numbers of every chapter.
+"""
+
+from docutils import nodes
+from sphinx import addnodes
+
+
+def continue_numbers(app, env):
+    changed = []
+    for docname in sorted(env.numbered_toctrees):
+        offset = 0
+        for toctree in env.get_doctree(docname).findall(addnodes.toctree):
+            if not toctree.get("numbered"):
+                continue
+            refs = [ref for _, ref in toctree["entries"] if ref in env.toc_secnumbers]
+            for ref in refs if offset else ():
+                secnums = env.toc_secnumbers[ref]
+                for anchor, number in secnums.items():
+                    if number:
+                        secnums[anchor] = (number[0] + offset, *number[1:])
+                # a new list for each node: a title and its reference share one
+                for node in [*env.tocs[ref].findall(nodes.reference), env.titles.get(ref)]:
+                    if node is not None and node.get("secnumber"):
+                        node["secnumber"] = [node["secnumber"][0] + offset, *node["secnumber"][1:]]
+                changed.append(ref)
+            offset += len(refs)
+    return changed
+
+
+def setup(app):
+    # after Sphinx's own numbering, whose collector listens at the default priority (500)
+    app.connect("env-get-updated", continue_numbers, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,141 @@
+"""attn.KVCache, and MultiHeadAttention's cache= argument.
+
+Tolerances: float32 atol=2e-5, rtol=2e-4 (summation orders of a few dozen terms differ
+between one call and chunked calls); float64 atol=1e-10, rtol=1e-8.
+"""
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch.testing import assert_close
+
+import attn
+
+TOL = {
+    torch.float32: dict(atol=2e-5, rtol=2e-4),
+    torch.float64: dict(atol=1e-10, rtol=1e-8),
+}
+DTYPES = [torch.float32, torch.float64]
+
+
+def _mha(dtype=torch.float32, context_length=16, bias=True, causal=True):
+    torch.manual_seed(0)
+    m = attn.MultiHeadAttention(6, 8, context_length, 0.0, 2, qkv_bias=bias, causal=causal)
+    return m.to(dtype).eval()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 6), min_size=1, max_size=16).filter(lambda s: sum(s) <= 16),
+    dtype=st.sampled_from(DTYPES),
+    batched=st.booleans(),
+)
+def test_mha_chunked_with_cache_equals_whole(sizes, dtype, batched):
+    """Feeding a sequence in chunks of any sizes through a cache = one call on all of it."""
+    T = sum(sizes)
+    m = _mha(dtype)
+    shape = (2, T, 6) if batched else (T, 6)
+    x = torch.randn(*shape, dtype=dtype, generator=torch.Generator().manual_seed(T))
+    cache = attn.KVCache()
+    with torch.no_grad():
+        whole, w_whole = m(x, return_weights=True)
+        parts, start = [], 0
+        for n in sizes:  # explicit path
+            z, w = m(x[..., start:start + n, :], cache=cache, return_weights=True)
+            parts.append(z)
+            assert w.shape[-2:] == (n, start + n)  # n new queries, every position so far
+            assert_close(w, w_whole[..., start:start + n, :start + n], **TOL[dtype])
+            start += n
+        fast = []
+        cache.reset()
+        for n, s0 in zip(sizes, [sum(sizes[:i]) for i in range(len(sizes))]):
+            fast.append(m(x[..., s0:s0 + n, :], cache=cache))  # fused path
+    assert len(cache) == T
+    assert_close(torch.cat(parts, dim=-2), whole, **TOL[dtype])
+    assert_close(torch.cat(fast, dim=-2), whole, **TOL[dtype])
+
+
+def test_mha_one_token_at_a_time_matches_torch_multihead_attention():
+    """Decoding token by token with the cache gives nn.MultiheadAttention's causal output."""
+    torch.manual_seed(0)
+    m = attn.MultiHeadAttention(8, 8, 10, 0.0, 2, qkv_bias=True).double().eval()
+    ref = torch.nn.MultiheadAttention(8, 2, bias=True, batch_first=True).double().eval()
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(torch.cat([m.W_query.weight, m.W_key.weight, m.W_value.weight]))
+        ref.in_proj_bias.copy_(torch.cat([m.W_query.bias, m.W_key.bias, m.W_value.bias]))
+        ref.out_proj.load_state_dict(m.out_proj.state_dict())
+    x = torch.randn(3, 10, 8, dtype=torch.float64)
+    future = torch.ones(10, 10, dtype=torch.bool).triu(1)  # torch's mask: True = may NOT attend
+    cache = attn.KVCache()
+    with torch.no_grad():
+        ours = torch.cat([m(x[:, t:t + 1], cache=cache) for t in range(10)], dim=1)
+        theirs, _ = ref(x, x, x, attn_mask=future, need_weights=False)
+    assert_close(ours, theirs, **TOL[torch.float64])
+
+
+def test_mha_cache_errors():
+    m = _mha(context_length=6)
+    cache = attn.KVCache()
+    m(torch.randn(2, 5, 6), cache=cache)
+    with pytest.raises(ValueError, match="cache holds 5 positions and x adds T_new=2: 7 positions, more than context_length=6"):
+        m(torch.randn(2, 2, 6), cache=cache)
+    with pytest.raises(ValueError, match="batch size B=2"):
+        m(torch.randn(3, 1, 6), cache=cache)
+    with pytest.raises(ValueError, match="batched and unbatched"):
+        m(torch.randn(1, 6), cache=cache)
+    other = attn.MultiHeadAttention(6, 8, 6, 0.0, 4)  # 4 heads of 2
+    with pytest.raises(ValueError, match="number of key-value heads h_kv=2"):
+        other(torch.randn(2, 1, 6), cache=cache)
+    wider = attn.MultiHeadAttention(6, 12, 6, 0.0, 2)  # 2 heads of 6
+    with pytest.raises(ValueError, match="head_dim=4"):
+        wider(torch.randn(2, 1, 6), cache=cache)
+    assert len(cache) == 5  # unchanged by the failed calls
+    with pytest.raises(TypeError, match="cache must be an attn.KVCache"):
+        m(torch.randn(2, 1, 6), cache={"k": None})
+    with pytest.raises(ValueError, match="causal"):
+        _mha(causal=False)(torch.randn(2, 1, 6), cache=attn.KVCache())
+    with pytest.raises(ValueError, match="key_padding_mask cannot be combined with cache"):
+        m(torch.randn(2, 1, 6), key_padding_mask=torch.ones(2, 1, dtype=torch.bool), cache=attn.KVCache())
+
+
+# --------------------------------------------------------------------------- KVCache
+
+
+def test_kv_cache_appends_and_reports_its_size():
+    cache = attn.KVCache()
+    assert len(cache) == 0 and cache.nbytes == 0 and cache.k is None
+    assert "empty" in repr(cache)
+    k1, v1 = torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5)
+    k, v = cache.update(k1, v1)
+    assert k is cache.k and len(cache) == 4
+    k2, v2 = torch.randn(2, 3, 1, 5), torch.randn(2, 3, 1, 5)
+    k, v = cache.update(k2, v2)
+    assert_close(k, torch.cat([k1, k2], dim=2), atol=0, rtol=0)
+    assert_close(v, torch.cat([v1, v2], dim=2), atol=0, rtol=0)
+    assert len(cache) == 5
+    assert cache.nbytes == 2 * 2 * 3 * 5 * 5 * 4  # 2 (k, v) * B * h_kv * T * d_head * 4 bytes
+    assert "T=5" in repr(cache)
+    cache.reset()
+    assert len(cache) == 0 and cache.v is None
+
+
+def test_kv_cache_update_errors_leave_it_unchanged():
+    cache = attn.KVCache()
+    cache.update(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5))
+    with pytest.raises(ValueError, match="batch size B=2"):
+        cache.update(torch.randn(1, 3, 1, 5), torch.randn(1, 3, 1, 5))
+    with pytest.raises(ValueError, match="h_kv=3"):
+        cache.update(torch.randn(2, 1, 1, 5), torch.randn(2, 1, 1, 5))
+    with pytest.raises(ValueError, match="head_dim=5"):
+        cache.update(torch.randn(2, 3, 1, 4), torch.randn(2, 3, 1, 4))
+    with pytest.raises(ValueError, match="k and v must both have shape"):
+        cache.update(torch.randn(2, 3, 1, 5), torch.randn(2, 3, 2, 5))
+    with pytest.raises(ValueError, match="k and v must both have shape"):
+        cache.update(torch.randn(1, 5), torch.randn(1, 5))
+    with pytest.raises(ValueError, match="batched and unbatched"):
+        cache.update(torch.randn(3, 1, 5), torch.randn(3, 1, 5))
+    with pytest.raises(TypeError, match="dtype"):
+        cache.update(torch.randn(2, 3, 1, 5).double(), torch.randn(2, 3, 1, 5).double())
+    with pytest.raises(TypeError, match="k must be a torch.Tensor"):
+        cache.update([1.0], torch.randn(2, 3, 1, 5))
+    assert len(cache) == 4
