@@ -10,7 +10,7 @@ import torch
 import attn
 import attn.functional as AF
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 SIGNATURES = {
     AF.scaled_dot_product_attention: "(q, k, v, mask=None, *, is_causal=False, dropout_p=0.0, scale=None, return_weights=False)",
