@@ -33,6 +33,7 @@ SIGNATURES = {
     attn.TransformerInputBlock: "(vocab_size, d_model, num_heads, context_length=512, dropout=0.1, *, bias=False, causal=False)",
     attn.KVCache: "()",
     attn.GroupedQueryAttention: "(d_in, d_out, context_length, dropout, num_heads, num_kv_heads, qkv_bias=False, rope_base=None)",
+    attn.mean_pool_kv_heads: "(module, num_kv_heads)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",
