@@ -422,6 +422,8 @@ def _thumbnail_alts(app, doctree):
 DEFERRED_SCRIPTS = (
     "doctools.js", "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
     "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js",
+    # Calls Documentation.addTranslations: it must run after doctools.js.
+    "translations.js",
 )
 
 
@@ -435,6 +437,11 @@ def defer_scripts(app, pagename, templatename, context, doctree):
     """
     from sphinx.builders.html._assets import _JavaScript
 
+    if pagename == "search":
+        # The theme's search page loads searchtools.js, language_data.js and
+        # searchindex.js with plain <script> tags, which run before any deferred
+        # script: doctools.js (_ready, Documentation) must not be deferred there.
+        return
     scripts = []
     for js in context.get("script_files", []):
         name = str(getattr(js, "filename", js) or "")
@@ -444,7 +451,7 @@ def defer_scripts(app, pagename, templatename, context, doctree):
         scripts.append(js)
         if isinstance(js, _JavaScript) and "mathjax" in name and name.endswith(".js"):
             # A page with mathematics: typeset it a few formulas at a time (see the script).
-            scripts.append(_JavaScript("book-mathjax.js", priority=js.priority - 1, defer="defer"))
+            scripts.append(_JavaScript("_static/book-mathjax.js", priority=js.priority - 1, defer="defer"))
     context["script_files"] = scripts
 
 
