@@ -336,6 +336,9 @@ def _inside_code(node):
 
 
 def _is_path_alt(node):
+    """Whether the alt text is no description: none, a file name, or sphinx-gallery's titles."""
+    if type(node).__name__ == "imgsgnode":
+        return True  # the figure's axis titles (symbols such as "$h_{1}$"), in no language
     alt = node.get("alt", "")
     uri = node.get("uri", "")
     return not alt.strip() or alt == uri or "$" in alt or "\\" in alt or Path(uri).name in alt
@@ -439,6 +442,9 @@ def defer_scripts(app, pagename, templatename, context, doctree):
             if "defer" not in js.attributes and "async" not in js.attributes:
                 js = _JavaScript(js.filename, priority=js.priority, **js.attributes, defer="defer")
         scripts.append(js)
+        if isinstance(js, _JavaScript) and "mathjax" in name and name.endswith(".js"):
+            # A page with mathematics: typeset it a few formulas at a time (see the script).
+            scripts.append(_JavaScript("book-mathjax.js", priority=js.priority - 1, defer="defer"))
     context["script_files"] = scripts
 
 

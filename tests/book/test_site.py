@@ -1,0 +1,122 @@
+"""What search engines, screen readers and phones read in the built HTML, both languages.
+
+Static checks on the pages ``make html`` wrote (see ``conftest.py``); the
+browser suite (``test_browser.py``) runs axe-core and measures the same pages.
+Hooks in ``docs/_ext/book_site.py`` produce what is checked here.
+"""
+
+import re
+from urllib.parse import urljoin
+
+import pytest
+from bs4 import BeautifulSoup
+
+from site_pages import LANGS, source_pages
+
+PAGES = source_pages()
+PATHLIKE = re.compile(r"[$\\]|_images/|\.png$|\.svg$")
+
+
+def soup(site, lang, page):
+    path = site / lang / f"{page}.html"
+    assert path.is_file(), f"{lang}/{page}.html was not built"
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def figure_alts(doc):
+    return [img.get("alt", "") for img in doc.select("article img")]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_figures_have_alt_text_in_the_page_language(site_dir, page):
+    en, es = (figure_alts(soup(site_dir, lang, page)) for lang in LANGS)
+    assert len(en) == len(es), f"{page}: {len(en)} images in English, {len(es)} in Spanish"
+    for lang, alts in (("en", en), ("es", es)):
+        for alt in alts:
+            assert len(alt.strip()) >= 10 and not PATHLIKE.search(alt), (
+                f"{lang}/{page}: an image's alt text is {alt!r}"
+            )
+    # The Spanish alt text is the Spanish text, not the English one.
+    same = [a for a, b in zip(en, es) if a == b]
+    assert not same, f"{page}: alt text left in English on the Spanish page: {same[:2]}"
+
+
+def test_the_book_has_figures_with_alt_text(site_dir):
+    # The check above must have figures to look at: chapters and gallery alike.
+    for prefix in ("chapters/", "auto_examples/plot_"):
+        counts = [len(figure_alts(soup(site_dir, "en", p))) for p in PAGES if p.startswith(prefix)]
+        assert sum(counts) >= 5, f"only {sum(counts)} figures in the {prefix} pages"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_description_and_language_twins(site_dir, page):
+    descriptions = {}
+    for lang in LANGS:
+        doc = soup(site_dir, lang, page)
+        meta = doc.select('meta[name="description"]')
+        assert len(meta) == 1, f"{lang}/{page}: {len(meta)} meta descriptions"
+        text = meta[0]["content"]
+        assert 40 <= len(text) <= 170, f"{lang}/{page}: description of {len(text)} characters: {text!r}"
+        descriptions[lang] = text
+        twins = {link["hreflang"]: link["href"] for link in doc.select('link[rel="alternate"][hreflang]')}
+        assert set(twins) == set(LANGS), f"{lang}/{page}: hreflang links {twins}"
+        here = f"http://site/{lang}/{page}.html"
+        for code, href in twins.items():
+            assert urljoin(here, href) == f"http://site/{code}/{page}.html", (
+                f"{lang}/{page}: hreflang {code} -> {href}"
+            )
+        icon = doc.select_one('link[rel="icon"]')
+        assert icon is not None, f"{lang}/{page}: no favicon"
+        target = (site_dir / lang / page).parent / icon["href"]
+        assert target.resolve().is_file(), f"{lang}/{page}: favicon {icon['href']} missing"
+    assert descriptions["en"] != descriptions["es"], f"{page}: the Spanish description is English"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_page_loads_what_it_does_not_use(site_dir, lang):
+    # Font Awesome's 1.5 MB script (the stylesheet's web font draws the icons), the
+    # search scripts outside the search page, MathJax on pages without mathematics.
+    for page in PAGES:
+        doc = soup(site_dir, lang, page)
+        scripts = [s.get("src", "") for s in doc.select("script[src]")]
+        assert not any("fontawesome" in s for s in scripts), f"{lang}/{page}: loads Font Awesome's script"
+        if page != "search":
+            assert not any(re.search(r"searchtools|searchindex", s) for s in scripts), (
+                f"{lang}/{page}: loads the search scripts"
+            )
+        has_math = bool(doc.select(".math"))
+        assert has_math == any("mathjax" in s for s in scripts), (
+            f"{lang}/{page}: math on the page {has_math}, MathJax loaded {not has_math}"
+        )
+        blocking = [s.get("src") for s in doc.head.select("script[src]")
+                    if not s.has_attr("defer") and not s.has_attr("async")
+                    and "documentation_options" not in s["src"]]
+        if page != "search":
+            assert not blocking, f"{lang}/{page}: scripts that block the first paint: {blocking}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_hide_cell_toggles_say_what_they_show(site_dir, lang):
+    found = 0
+    for page in PAGES:
+        for summary in soup(site_dir, lang, page).select("details.hide > summary"):
+            found += 1
+            assert not summary.has_attr("aria-label"), (
+                f"{lang}/{page}: a toggle's spoken name differs from its text: {summary}"
+            )
+    assert found, f"no hide-cell toggle in the {lang} book: the check looked at nothing"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_figures_open_full_size(site_dir, lang):
+    # On a phone a grid of heatmaps shrinks to the screen: each figure links to its file.
+    found = 0
+    for page in PAGES:
+        doc = soup(site_dir, lang, page)
+        for img in doc.select(".cell_output img, img.sphx-glr-single-img, img.sphx-glr-multi-img"):
+            found += 1
+            link = img.find_parent("a")
+            assert link is not None and link["href"] == img["src"], (
+                f"{lang}/{page}: figure {img['src']} does not link to its file"
+            )
+    assert found >= 10, f"only {found} figures in the {lang} book"
