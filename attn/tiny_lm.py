@@ -71,7 +71,8 @@ class TinyLM(nn.Module):
     Attributes:
         tok_emb (nn.Embedding): ``V -> d_model``.
         blocks (nn.ModuleList): the ``num_layers`` blocks.
-        ln_f (nn.LayerNorm), head (nn.Linear): final norm and readout ``d_model -> V``.
+        ln_f (nn.LayerNorm): the final layer norm.
+        head (nn.Linear): the readout ``d_model -> V``.
     """
 
     def __init__(
