@@ -446,7 +446,7 @@ def defer_scripts(app, pagename, templatename, context, doctree):
         scripts.append(js)
         if isinstance(js, _JavaScript) and "mathjax" in name and name.endswith(".js"):
             # A page with mathematics: typeset it a few formulas at a time (see the script).
-            scripts.append(_JavaScript("book-mathjax.js", priority=js.priority - 1, defer="defer"))
+            scripts.append(_JavaScript("_static/book-mathjax.js", priority=js.priority - 1, defer="defer"))
     context["script_files"] = scripts
 
 
