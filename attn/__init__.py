@@ -10,8 +10,8 @@ Modules, in the order the book teaches them:
 - :class:`PrepareForMultiHeadAttention`, :class:`SeqFirstMultiHeadAttention`: the
   sequence-first ``einsum`` formulation;
 - :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
-- :class:`KVCache`, :class:`GroupedQueryAttention`: decoding with a cache, shared
-  keys and values;
+- :class:`KVCache`, :class:`GroupedQueryAttention`, :func:`mean_pool_kv_heads`:
+  decoding with a cache, shared keys and values;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
 - :mod:`attn.diagrams`: diagrams of the mechanism, drawn from the shapes of real tensors;
 - :func:`journey`: the notes' six-token example.
@@ -22,7 +22,7 @@ from . import diagrams, functional, plot
 from .causal import CausalAttention
 from .data import journey
 from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
-from .grouped_query import GroupedQueryAttention
+from .grouped_query import GroupedQueryAttention, mean_pool_kv_heads
 from .input_block import TransformerInputBlock
 from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
@@ -47,4 +47,5 @@ __all__ = [
     "RotaryEmbedding",
     "KVCache",
     "GroupedQueryAttention",
+    "mean_pool_kv_heads",
 ]

@@ -198,7 +198,7 @@ def attention(q, k, v, mask=None, *, is_causal=False, scale=None, dropout_p=0.0,
     """Check the arguments of scaled dot-product attention in one call.
 
     ``q`` ``(..., T_q, d_k)``, ``k`` ``(..., T_k, d_k)``, ``v`` ``(..., T_k, d_v)``
-    (floating point); ``mask`` bool, broadcastable to ``(..., T_q, T_k)``; ``is_causal``
+    (floating point); ``mask`` bool or float, broadcastable to ``(..., T_q, T_k)``; ``is_causal``
     and ``return_weights`` bools; ``scale`` None or a real number; ``dropout_p`` a
     probability.
 
@@ -225,7 +225,7 @@ def attention(q, k, v, mask=None, *, is_causal=False, scale=None, dropout_p=0.0,
     flag("return_weights", return_weights)
     if mask is not None:
         batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
-        bool_mask("mask", mask, (*batch, q.size(-2), k.size(-2)))
+        bool_mask("mask", mask, (*batch, q.size(-2), k.size(-2)), floating=True)
     return optional_real("scale", scale), probability("dropout_p", dropout_p)
 
 
@@ -249,12 +249,14 @@ def seq_first(query, key, value, d_model, dtype, return_weights=False):
     flag("return_weights", return_weights)
 
 
-def bool_mask(name, mask, target_shape):
-    """Check a boolean mask that must broadcast to ``target_shape``."""
+def bool_mask(name, mask, target_shape, *, floating=False):
+    """Check a boolean mask (or, with ``floating``, a float one) that must broadcast to
+    ``target_shape``."""
     tensor(name, mask)
-    if mask.dtype != torch.bool:
+    if mask.dtype != torch.bool and not (floating and mask.is_floating_point()):
+        also = " or a floating-point tensor (added to the scores)" if floating else ""
         raise TypeError(
-            f"{name} must be a torch.bool tensor (True = may attend), got dtype {mask.dtype}"
+            f"{name} must be a torch.bool tensor (True = may attend){also}, got dtype {mask.dtype}"
         )
     target_shape = tuple(target_shape)
     try:

@@ -6,7 +6,9 @@ r"""Scaled dot-product attention as plain functions, and the masks it uses.
         \frac{Q K^\top}{\sqrt{d_k}} + M\right) V
 
 where :math:`M` is 0 where a query may attend to a key and :math:`-\infty` where it
-may not. Masks in this package are boolean with ``True`` = may attend.
+may not. Masks in this package are boolean with ``True`` = may attend; the attention
+functions also take a float mask, added to the scores as it is (a bias such as
+:func:`alibi_bias`, ``-inf`` where a query may not attend).
 
 Import as ``import attn.functional as AF``.
 """
@@ -139,8 +141,10 @@ def _open_empty_rows(mask, dim):
     ``softmax(-inf, ..., -inf)`` is NaN; instead such a row may see every key, and the
     caller multiplies its result by ``keep`` (False on those rows) so that the row becomes
     zeros with finite gradients. Returns ``(mask, keep)``, ``keep`` None when every row
-    has a key.
+    has a key (and ``(None, None)`` for no mask).
     """
+    if mask is None:
+        return None, None
     has_key = mask.any(dim=dim, keepdim=True)  # (..., T_q, T_k) -> (..., T_q, 1)
     if bool(has_key.all()):
         return mask, None
@@ -174,6 +178,22 @@ def masked_softmax(scores, mask=None, *, dim=-1):
     return att if keep is None else att * keep  # rows without any allowed key -> zeros
 
 
+def _split_mask(mask, dtype):
+    """A float mask is a bias plus a bool mask: returns ``(mask, bias)``, either may be None.
+
+    A bool mask is returned as it is. A float mask is cast to ``dtype``; its ``-inf``
+    entries become ``False`` in the bool mask (and 0 in the bias), so that they follow
+    the rule of :func:`_open_empty_rows`.
+    """
+    if mask is None or mask.dtype == torch.bool:
+        return mask, None
+    bias = mask.to(dtype)
+    allowed = bias != float("-inf")  # (..., T_q, T_k)
+    if bool(allowed.all()):
+        return None, bias
+    return allowed, bias.masked_fill(~allowed, 0.0)
+
+
 def _full_mask(q, k, mask, is_causal):
     """Combine a user mask and ``is_causal`` into one bool mask, or None."""
     if is_causal:
@@ -183,17 +203,19 @@ def _full_mask(q, k, mask, is_causal):
 
 
 def attention_weights(q, k, mask=None, *, is_causal=False, scale=None):
-    r"""Attention weights :math:`\operatorname{softmax}(q k^\top \cdot s)` (explicit path).
+    r"""Attention weights :math:`\operatorname{softmax}(q k^\top \cdot s + M)` (explicit path).
 
-    Scores :math:`q k^\top s` with :math:`s = 1/\sqrt{d_k}` by default, ``-inf`` where the
-    mask is False, softmax over the key axis (:func:`masked_softmax`). A query row whose
-    keys are all masked gets weights of zero (not NaN).
+    Scores :math:`q k^\top s` with :math:`s = 1/\sqrt{d_k}` by default, plus the mask when
+    it is a float tensor, ``-inf`` where a bool mask is False, softmax over the key axis
+    (:func:`masked_softmax`). A query row whose keys are all masked gets weights of zero
+    (not NaN).
 
     Args:
         q (torch.Tensor): queries ``(..., T_q, d_k)``.
         k (torch.Tensor): keys ``(..., T_k, d_k)``.
-        mask (torch.Tensor, optional): bool, broadcastable to ``(..., T_q, T_k)``,
-            ``True`` = may attend.
+        mask (torch.Tensor, optional): broadcastable to ``(..., T_q, T_k)``; bool,
+            ``True`` = may attend, or float, added to the scores (``-inf`` = may not
+            attend), e.g. :func:`alibi_bias`.
         is_causal (bool): also forbid keys after the query (see :func:`causal_mask`).
         scale (float, optional): factor :math:`s`; defaults to ``1 / sqrt(d_k)``.
 
@@ -203,7 +225,10 @@ def attention_weights(q, k, mask=None, *, is_causal=False, scale=None):
     scale, _ = _checks.attention(q, k, k, mask, is_causal=is_causal, scale=scale)
     if scale is None:
         scale = 1.0 / math.sqrt(q.size(-1))  # d_k is the width of the queries and keys
+    mask, bias = _split_mask(mask, q.dtype)
     att = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+    if bias is not None:
+        att = att + bias  # a float mask is added to the scores: (..., T_q, T_k) + M
     return masked_softmax(att, _full_mask(q, k, mask, is_causal))
 
 
@@ -213,8 +238,9 @@ def scaled_dot_product_attention(
     r"""Scaled dot-product attention :math:`\operatorname{softmax}(q k^\top s + M)\, v`.
 
     With :math:`s = 1/\sqrt{d_k}` by default and :math:`M = -\infty` where the query may
-    not attend to the key. ``q`` and ``k`` may have different lengths ``T_q`` and
-    ``T_k``. Two paths give the same result (tested), chosen here and nowhere else:
+    not attend to the key (or a float mask, added as it is). ``q`` and ``k`` may have
+    different lengths ``T_q`` and ``T_k``. Two paths give the same result (tested), chosen
+    here and nowhere else:
 
     * fast path, when ``return_weights=False``: one call to
       :func:`torch.nn.functional.scaled_dot_product_attention` (``is_causal`` without a
@@ -229,8 +255,9 @@ def scaled_dot_product_attention(
         q (torch.Tensor): queries ``(..., T_q, d_k)``.
         k (torch.Tensor): keys ``(..., T_k, d_k)``.
         v (torch.Tensor): values ``(..., T_k, d_v)``.
-        mask (torch.Tensor, optional): bool, broadcastable to ``(..., T_q, T_k)``,
-            ``True`` = may attend.
+        mask (torch.Tensor, optional): broadcastable to ``(..., T_q, T_k)``; bool,
+            ``True`` = may attend, or float, added to the scores (``-inf`` = may not
+            attend) like ``attn_mask`` in PyTorch, e.g. :func:`alibi_bias`.
         is_causal (bool): forbid each query ``i`` to attend to keys after ``i`` (the
             top-left aligned lower triangle of :func:`causal_mask`, as in PyTorch);
             combined with ``mask`` (logical and) when both are given.
@@ -253,7 +280,10 @@ def scaled_dot_product_attention(
             return F.scaled_dot_product_attention(
                 q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=scale
             )
+        mask, bias = _split_mask(mask, q.dtype)
         mask, keep = _open_empty_rows(_full_mask(q, k, mask, is_causal), dim=-1)
+        if bias is not None:  # float attn_mask: the bias where allowed, -inf elsewhere
+            mask = bias if mask is None else torch.where(mask, bias, float("-inf"))
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
         return out if keep is None else out * keep  # rows without any allowed key -> zeros
     att = attention_weights(q, k, mask, is_causal=is_causal, scale=scale)  # (..., T_q, T_k)

@@ -14,14 +14,20 @@ query head :math:`i` reads key-value head :math:`\lfloor i / (h / h_{kv}) \rfloo
 :math:`h_{kv} = h` is multi-head attention, :math:`h_{kv} = 1` is multi-query attention
 (Shazeer, 2019). Fewer key-value heads mean fewer parameters in ``W_key`` and
 ``W_value`` and, above all, a :class:`attn.KVCache` :math:`h / h_{kv}` times smaller.
+
+:func:`mean_pool_kv_heads` turns a trained multi-head layer into a grouped-query one by
+averaging the key and value projections of each group of heads, as Ainslie et al. do
+before uptraining.
 """
+import torch
 import torch.nn as nn
 
 from . import _checks
 from . import functional as AF
+from .multihead import MultiHeadAttention
 from .rope import RotaryEmbedding
 
-__all__ = ["GroupedQueryAttention"]
+__all__ = ["GroupedQueryAttention", "mean_pool_kv_heads"]
 
 
 class GroupedQueryAttention(nn.Module):
@@ -128,3 +134,71 @@ def _rope(base, head_dim, context_length):
             f"rope_base needs an even head_dim = d_out // num_heads, got head_dim={head_dim}"
         )
     return RotaryEmbedding(head_dim, max_len=context_length, base=float(base))
+
+
+def mean_pool_kv_heads(module, num_kv_heads):
+    r"""A grouped-query layer made from a trained one by mean-pooling its key-value heads.
+
+    The key-value heads of ``module`` are taken in ``num_kv_heads`` groups of consecutive
+    heads, and the rows of ``W_key`` and ``W_value`` (and their biases) that belong to
+    the heads of a group are averaged: new head :math:`g` gets
+
+    .. math::
+
+        W^K_g = \frac{1}{r} \sum_{j = g r}^{g r + r - 1} W^K_j, \qquad
+        W^V_g = \frac{1}{r} \sum_{j = g r}^{g r + r - 1} W^V_j, \qquad
+        r = \frac{h_{kv}^{\text{old}}}{h_{kv}},
+
+    the conversion of Ainslie et al. (2023, "GQA: Training Generalized Multi-Query
+    Transformer Models from Multi-Head Checkpoints"), which then trains the result a
+    little more ("uptraining"). ``W_query`` and ``out_proj`` are copied unchanged, so
+    query head ``i`` keeps its weights and now reads the averaged head
+    ``i // (num_heads // num_kv_heads)``. Averaging the projections is the same as
+    averaging the keys and values they produce (and, with RoPE, the rotated keys: the
+    rotation is linear and the same for every head). ``module`` is left unchanged.
+
+    Args:
+        module (attn.MultiHeadAttention or attn.GroupedQueryAttention): a causal layer
+            with ``h_kv_old`` key-value heads (``num_heads`` for multi-head attention).
+        num_kv_heads (int): key-value heads of the result; must divide ``h_kv_old``.
+            ``1`` gives multi-query attention.
+
+    Returns:
+        attn.GroupedQueryAttention: a new layer with the same ``d_in``, ``d_out``,
+        ``context_length``, ``num_heads``, dropout, bias setting and rotary embedding,
+        on the same device and with the same dtype, in the same training mode.
+        ``W_key`` and ``W_value`` have shape ``(num_kv_heads * head_dim, d_in)``.
+
+    Raises:
+        TypeError: when ``module`` is neither of the two classes.
+        ValueError: when ``num_kv_heads`` is not a positive int dividing ``h_kv_old``,
+            or ``module`` is a non-causal ``MultiHeadAttention``.
+    """
+    if not isinstance(module, (MultiHeadAttention, GroupedQueryAttention)):
+        raise TypeError(
+            "module must be an attn.MultiHeadAttention or attn.GroupedQueryAttention, "
+            f"got {type(module).__name__}"
+        )
+    if isinstance(module, MultiHeadAttention) and not module.causal:
+        raise ValueError("module must be causal (GroupedQueryAttention is), got causal=False")
+    old = getattr(module, "num_kv_heads", module.num_heads)  # key-value heads before pooling
+    _checks.positive_int("num_kv_heads", num_kv_heads)
+    if old % num_kv_heads:
+        raise ValueError(f"num_kv_heads must divide the module's {old} key-value heads, got num_kv_heads={num_kv_heads}")
+    rope = getattr(module, "rope", None)
+    new = GroupedQueryAttention(
+        module.d_in, module.d_out, module.context_length, module.dropout.p, module.num_heads, num_kv_heads,
+        qkv_bias=module.W_query.bias is not None, rope_base=None if rope is None else rope.base,
+    )
+    new = new.to(device=module.W_query.weight.device, dtype=module.W_query.weight.dtype)
+    r, d = old // num_kv_heads, module.head_dim  # r old heads per new head
+    with torch.no_grad():
+        new.W_query.load_state_dict(module.W_query.state_dict())
+        new.out_proj.weight.copy_(module.out_proj.weight)
+        new.out_proj.bias.copy_(0 if module.out_proj.bias is None else module.out_proj.bias)
+        for mine, theirs in ((new.W_key, module.W_key), (new.W_value, module.W_value)):
+            w = theirs.weight.view(num_kv_heads, r, d, module.d_in)  # (h_kv_old * d, d_in) -> (h_kv, r, d, d_in)
+            mine.weight.copy_(w.mean(dim=1).reshape(num_kv_heads * d, module.d_in))  # -> (h_kv * d, d_in)
+            if theirs.bias is not None:
+                mine.bias.copy_(theirs.bias.view(num_kv_heads, r, d).mean(dim=1).reshape(-1))  # (h_kv * d,)
+    return new.train(module.training)

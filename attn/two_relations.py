@@ -38,7 +38,7 @@ def make_batch(n, generator, *, vocab_size=10, T=10):
     n, vocab_size, T = _checks.sizes(n=n, vocab_size=vocab_size, T=T)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    x = torch.randint(0, vocab_size, (n, T), generator=generator)  # (n, T) random tokens
+    x = torch.randint(0, vocab_size, (n, T), generator=generator)  # (n, T), x ~ U{0, ..., V-1}
     y = (x.roll(1, dims=1) - x[:, :1]) % vocab_size  # (n, T): y[:, t] = (x[:, t-1] - x[:, 0]) mod V
     return x, y
 

@@ -12,6 +12,7 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 
 from book_languages import LANGUAGES, OTHER, SOURCE
+from translated_ui import plain_text
 
 
 def per_language_config(app, config):
@@ -72,12 +73,17 @@ def _replace_inner(pattern, raw, text):
 
 
 def _gallery_summary(env, docname):
-    """The first paragraph of a gallery page, as the reader's language has it."""
+    """The first paragraph of a gallery page, as the reader's language has it.
+
+    As plain text: a tooltip cannot typeset ``:math:`6 \\times 6``` nor follow
+    ``:ref:`ch-02```, so formulas are read as text (``6 × 6``) and references
+    give their target's title.
+    """
     doctree = env.get_doctree(docname)
     section = next(iter(doctree.findall(nodes.section)), None)
     for child in section.children if section is not None else ():
         if isinstance(child, nodes.paragraph):
-            return child.astext().replace("\n", " ")
+            return re.sub(r"\s+", " ", plain_text(child, env)).strip()
     return ""
 
 
@@ -87,9 +93,10 @@ def translate_gallery_cards(app, doctree, docname):
     Why: sphinx-gallery writes each card of ``auto_examples/index`` as raw HTML
     (the summary as a tooltip, the title in a ``div``), which the catalogs
     cannot reach; the Spanish book would show them in English.  Both are taken
-    here from the example's own, translated, page.
+    here from the example's own, translated, page; in every language, since
+    sphinx-gallery's own tooltip shows raw TeX and reference labels.
     """
-    if docname != "auto_examples/index" or (app.config.language or SOURCE) == SOURCE:
+    if docname != "auto_examples/index":
         return
     card = None  # the raw node that opens the card being read
     name = None  # the example page the card links to

@@ -24,6 +24,7 @@ External links are never requested: they are listed in
 ``_build/screenshots/external-links.txt``.
 """
 
+import ast
 import io
 import json
 import re
@@ -32,6 +33,7 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import polib
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright import sync_api
@@ -418,8 +420,7 @@ def test_search_finds(server, context, lang, term, expected):
     page, rec, _ = _open(context, url)
     try:
         # searchtools.js retitles the results "Search Results" (translated)
-        # when it has listed them all.  (Not the summary line: Sphinx 9.0's
-        # Spanish catalog translates "Search finished, found N pages" to "".)
+        # when it has listed them all.
         # `Documentation` is a top-level `const` of Sphinx's doctools.js: a
         # global binding, not a property of `window`.
         page.wait_for_function(
@@ -459,7 +460,78 @@ def test_search_finds(server, context, lang, term, expected):
     assert not rec.problems, f"{url}: " + "; ".join(rec.problems)
 
 
+# What the search page says when it has finished, per language: Sphinx 9.0's own
+# Spanish catalog leaves the status line empty and words the no-results message
+# with errors and *usted*; locale/es/LC_MESSAGES/sphinx.po replaces both
+# (docs/_ext/translated_ui.py puts them into _static/translations.js).
+SEARCH_STATUS = {
+    "en": {
+        "found": r"Search finished, found (one page|\d+ pages) matching the search query\.",
+        "none": r"Your search did not match any documents\. .*",
+    },
+    "es": {
+        "found": r"Búsqueda terminada: (una página coincide|\d+ páginas coinciden) con tu búsqueda\.",
+        "none": r"Tu búsqueda no coincide con ninguna página\. Comprueba .* hayas .*",
+    },
+}
+STATUS_SEARCHES = [
+    pytest.param("en", "softmax", "found", id="en-found"),
+    pytest.param("en", "zqxjkvw", "none", id="en-none"),
+    pytest.param("es", "atención", "found", id="es-found"),
+    pytest.param("es", "zqxjkvw", "none", id="es-none"),
+]
+
+
+@pytest.mark.parametrize("lang, term, outcome", STATUS_SEARCHES)
+def test_search_status_line(server, context, lang, term, outcome):
+    url = f"{server}/{lang}/search.html?q={term}"
+    page, rec, _ = _open(context, url)
+    try:
+        page.wait_for_function(
+            """() => (document.querySelector('#search-results h2')?.innerText || '')
+                     === (typeof Documentation !== 'undefined' && Documentation.gettext('Search Results'))""",
+            timeout=TIMEOUT_MS,
+        )
+        status = page.inner_text("#search-results .search-summary").strip()
+    finally:
+        page.close()
+    assert re.fullmatch(SEARCH_STATUS[lang][outcome], status), f"{url}: the status line says {status!r}"
+    assert not rec.problems, f"{url}: " + "; ".join(rec.problems)
+
+
 # -- gallery downloads --------------------------------------------------------------------
+
+
+def _title(script_text):
+    """The title of a gallery script: the first line of its docstring."""
+    return ast.get_docstring(ast.parse(script_text)).strip().splitlines()[0]
+
+
+def _check_download_language(where, text, script, lang):
+    # The English example's title is in the English download only; the Spanish
+    # one carries the title of the Spanish page (its catalog's translation).
+    english = _title(script.read_text(encoding="utf-8"))
+    assert (english in text) == (lang == "en"), (
+        f"{where}: the text blocks are not in {lang!r} (English title {english!r} "
+        f"{'missing' if lang == 'en' else 'present'})"
+    )
+
+
+def _check_script_download(where, text, script, lang):
+    source = script.read_text(encoding="utf-8")
+    if lang == "en":
+        assert text == source, f"{where} is not {script.relative_to(ROOT)}"
+        return
+    _check_download_language(where, text, script, lang)
+    # Same program: only the docstring and the comments may differ.
+    def program(t):
+        module = ast.parse(t)
+        return ast.dump(ast.Module(body=module.body[1:], type_ignores=[]))
+    assert program(text) == program(source), f"{where}: the code differs from {script.name}"
+    catalog = ROOT / "locale" / lang / "LC_MESSAGES" / GALLERY / f"{script.stem}.po"
+    translated = {e.msgid: e.msgstr for e in polib.pofile(str(catalog))}
+    expected = translated[_title(source)]
+    assert _title(text) == expected, f"{where}: the title is {_title(text)!r}, not {expected!r}"
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -484,7 +556,7 @@ def test_gallery_downloads(server, context, lang):
                 body = resp.body()
                 assert resp.status == 200 and body, f"{href}: HTTP {resp.status}, {len(body)} bytes"
                 if suffix == ".py":
-                    assert body == script.read_bytes(), f"{href} is not {script.relative_to(ROOT)}"
+                    _check_script_download(href, body.decode("utf-8"), script, lang)
                 else:
                     nb = json.loads(body)
                     code = "".join(
@@ -493,23 +565,25 @@ def test_gallery_downloads(server, context, lang):
                     assert nb.get("nbformat") == 4 and "import" in code, (
                         f"{href}: not a notebook with the example's code"
                     )
+                    text = "".join("".join(c["source"]) for c in nb["cells"] if c.get("cell_type") == "markdown")
+                    _check_download_language(href, text, script, lang)
             # The browser itself downloads the script (the links carry `download`).
             with page.expect_download() as info:
                 page.click(".sphx-glr-download-python a")
             saved = Path(info.value.path())
-            assert saved.read_bytes() == script.read_bytes(), (
-                f"{url}: the downloaded {info.value.suggested_filename} differs from {script.name}"
-            )
+            _check_script_download(f"{url} (downloaded)", saved.read_text(encoding="utf-8"), script, lang)
             zips = page.eval_on_selector_all(
                 ".sphx-glr-download-zip a", "els => els.map((a) => a.href)"
             )
             for href in zips:
                 resp = context.request.get(href)
                 assert resp.status == 200, f"{href}: HTTP {resp.status}"
-                names = zipfile.ZipFile(io.BytesIO(resp.body())).namelist()
+                archive = zipfile.ZipFile(io.BytesIO(resp.body()))
+                names = archive.namelist()
                 assert {f"{script.stem}.py", f"{script.stem}.ipynb"} <= set(names), (
                     f"{href}: holds {names}"
                 )
+                _check_script_download(href, archive.read(f"{script.stem}.py").decode("utf-8"), script, lang)
             assert not rec.problems, f"{url}: " + "; ".join(rec.problems)
         finally:
             page.close()

@@ -10,7 +10,7 @@ import torch
 import attn
 import attn.functional as AF
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 SIGNATURES = {
     AF.scaled_dot_product_attention: "(q, k, v, mask=None, *, is_causal=False, dropout_p=0.0, scale=None, return_weights=False)",
@@ -33,6 +33,7 @@ SIGNATURES = {
     attn.TransformerInputBlock: "(vocab_size, d_model, num_heads, context_length=512, dropout=0.1, *, bias=False, causal=False)",
     attn.KVCache: "()",
     attn.GroupedQueryAttention: "(d_in, d_out, context_length, dropout, num_heads, num_kv_heads, qkv_bias=False, rope_base=None)",
+    attn.mean_pool_kv_heads: "(module, num_kv_heads)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",

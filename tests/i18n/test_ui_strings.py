@@ -1,0 +1,83 @@
+"""The interface strings of the Spanish site that no page's catalog holds.
+
+``locale/es/LC_MESSAGES/sphinx.po`` overrides Sphinx's and the theme's own
+Spanish strings; ``docs/_ext/translated_ui.py`` carries the search page's into
+``_static/translations.js``.  These checks need no build.
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import polib
+import sphinx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+from translated_ui import PREFIX, merge_translations_js  # noqa: E402
+
+OURS = ROOT / "locale" / "es" / "LC_MESSAGES" / "sphinx.po"
+SPHINX_JS = Path(sphinx.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.js"
+FOUND = "Search finished, found one page matching the search query."
+NONE = (
+    "Your search did not match any documents. Please make sure that all words are spelled "
+    "correctly and that you've selected enough categories."
+)
+
+
+def _messages(text):
+    return json.loads(text.strip()[len(PREFIX):-2])
+
+
+def test_translations_js_gets_our_search_strings():
+    merged = _messages(merge_translations_js(SPHINX_JS.read_text(encoding="utf-8"), polib.pofile(str(OURS))))
+    sphinx_own = _messages(SPHINX_JS.read_text(encoding="utf-8"))
+    # Sphinx's own: an empty status line (the bug this fixes).
+    assert not any(sphinx_own["messages"][FOUND])
+    found = merged["messages"][FOUND]
+    assert len(found) == len(sphinx_own["messages"][FOUND]) and all(found), found
+    assert "${resultCount}" in found[-1] and "${resultCount}" not in found[0], found
+    none = merged["messages"][NONE]
+    assert none.startswith("Tu búsqueda") and not re.search(r"\b(usted|Su|allá|ningún documentos)\b", none), none
+    # Everything else Sphinx translated is still there.
+    assert set(sphinx_own["messages"]) <= set(merged["messages"])
+    assert merged["plural_expr"] == sphinx_own["plural_expr"]
+
+
+def test_merge_refuses_what_is_not_sphinx_translations_js():
+    try:
+        merge_translations_js("var x = 1;", polib.pofile(str(OURS)))
+    except ValueError as err:
+        assert "translations.js" in str(err)
+    else:
+        raise AssertionError("merge_translations_js accepted a file it cannot read")
+
+
+def test_our_plural_forms_are_sphinx_ones():
+    # The status line picks its form with Sphinx's own plural expression for Spanish.
+    ours = polib.pofile(str(OURS)).metadata["Plural-Forms"]
+    plural_expr = _messages(SPHINX_JS.read_text(encoding="utf-8"))["plural_expr"]
+    assert plural_expr.replace(" ", "") in ours.replace(" ", ""), (ours, plural_expr)
+
+
+def test_every_template_string_has_a_spanish_translation():
+    # The strings our templates pass to _() are translated by sphinx.po, or by
+    # Sphinx's or the theme's own Spanish catalogs (make update-po never touches
+    # sphinx.po, so a new template string must be added to it by hand).
+    import pydata_sphinx_theme
+
+    catalogs = [
+        OURS,
+        Path(sphinx.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
+        Path(pydata_sphinx_theme.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
+    ]
+    known = {e.msgid for c in catalogs for e in polib.pofile(str(c)) if e.msgstr and "fuzzy" not in e.flags}
+    strings = {
+        m.group(2)
+        for path in (ROOT / "docs" / "_templates").glob("*.html")
+        for m in re.finditer(r"""\b_\(\s*(['"])(.+?)\1\s*\)""", path.read_text(encoding="utf-8"))
+    }
+    assert {"Main", "Page"} <= strings, strings
+    missing = sorted(strings - known)
+    assert not missing, f"template strings with no Spanish translation (add them to {OURS.name}): {missing}"
