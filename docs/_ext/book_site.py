@@ -417,10 +417,12 @@ def _thumbnail_alts(app, doctree):
 # -- scripts that need not block the first paint ---------------------------------------
 
 # Scripts run before the page is shown although nothing they do is needed then
-# (they act on DOMContentLoaded or on a click).  documentation_options.js stays:
-# inline scripts that follow it set DOCUMENTATION_OPTIONS.
+# (they act on DOMContentLoaded or on a click).  documentation_options.js and
+# doctools.js stay: inline scripts set DOCUMENTATION_OPTIONS, and the Spanish
+# translations.js and the search page's searchtools.js call doctools' functions
+# as they load.
 DEFERRED_SCRIPTS = (
-    "doctools.js", "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
+    "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
     "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js",
     # Calls Documentation.addTranslations: it must run after doctools.js.
     "translations.js",
