@@ -45,7 +45,10 @@ gettext:
 	rm -rf $(BUILDDIR)/gettext
 	$(SPHINX) -b gettext -d $(BUILDDIR)/doctrees/gettext $(SOURCEDIR) $(BUILDDIR)/gettext
 
+# sphinx.pot holds the templates' strings; locale/*/LC_MESSAGES/sphinx.po is kept by
+# hand (it also overrides Sphinx's and the theme's own strings), so it is not updated.
 update-po: gettext
+	rm -f $(BUILDDIR)/gettext/sphinx.pot
 	sphinx-intl update -p $(BUILDDIR)/gettext -l $(TRANSLATION) -d locale -w 79
 	$(PYTHON) tools/po_tidy.py locale/$(TRANSLATION)/LC_MESSAGES
 

@@ -128,6 +128,3 @@ class RotaryEmbedding(nn.Module):
                 f"offset + T = {offset} + {x.size(-2)} = {offset + x.size(-2)} positions, "
                 f"more than max_len={self.max_len}"
             )
-
-    def extra_repr(self):
-        return f"head_dim={self.head_dim}, max_len={self.max_len}, base={self.base:g}"

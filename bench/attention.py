@@ -55,7 +55,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 import attn  # noqa: E402
-from bench import tiled  # noqa: E402
+from bench import decode, tiled  # noqa: E402
 
 B, D, H = 4, 768, 12
 LENGTHS = (256, 1024, 2048)
@@ -229,6 +229,7 @@ SECTIONS = {
     "speed": speed,
     "memory": memory,
     "tiled": tiled.main,  # attention in tiles (bench/tiled.py)
+    "decode": decode.main,  # greedy decoding with and without the KV cache (bench/decode.py)
 }
 
 

@@ -11,6 +11,18 @@ import attn.functional as AF
 PRINTED = dict(atol=5e-5, rtol=0.0)  # the notes print 4 decimals
 
 
+def seeded(seed, make):
+    """``make()`` right after ``torch.manual_seed(seed)``, as the notes create each module."""
+    torch.manual_seed(seed)
+    return make()
+
+
+def journey_batch():
+    """The notes' batch of two copies of the running sentence, ``(2, 6, 3)``."""
+    _, inputs = attn.journey()
+    return torch.stack((inputs, inputs), dim=0)
+
+
 def test_journey_data():
     tokens, inputs = attn.journey()
     assert tokens == ["Your", "journey", "starts", "with", "one", "step"]
@@ -56,19 +68,15 @@ V2_789 = torch.tensor(
 
 def test_self_attention_v1_seed_123():
     _, inputs = attn.journey()
-    torch.manual_seed(123)
-    sa_v1 = attn.SelfAttentionV1(3, 2)
-    out = sa_v1(inputs)
+    out = seeded(123, lambda: attn.SelfAttentionV1(3, 2))(inputs)
     assert_close(out, V1_123, **PRINTED)
     assert out.grad_fn.name() == "MmBackward0"  # printed as grad_fn=<MmBackward0>
 
 
 def test_self_attention_v2_seed_789_and_weight_copy():
     _, inputs = attn.journey()
-    torch.manual_seed(123)
-    sa_v1 = attn.SelfAttentionV1(3, 2)
-    torch.manual_seed(789)
-    sa_v2 = attn.SelfAttentionV2(3, 2)
+    sa_v1 = seeded(123, lambda: attn.SelfAttentionV1(3, 2))
+    sa_v2 = seeded(789, lambda: attn.SelfAttentionV2(3, 2))
     assert_close(sa_v2(inputs), V2_789, **PRINTED)
     sa_v1.W_query.data = sa_v2.W_query.weight.data.T.clone()
     sa_v1.W_key.data = sa_v2.W_key.weight.data.T.clone()
@@ -89,10 +97,8 @@ MHA_123 = torch.tensor(
 
 
 def test_wrapper_seed_123():
-    _, inputs = attn.journey()
-    batch = torch.stack((inputs, inputs), dim=0)
-    torch.manual_seed(123)
-    mha = attn.MultiHeadAttentionWrapper(3, 2, batch.shape[1], 0.0, num_heads=2)
+    batch = journey_batch()
+    mha = seeded(123, lambda: attn.MultiHeadAttentionWrapper(3, 2, batch.shape[1], 0.0, num_heads=2))
     out = mha(batch)
     assert out.shape == (2, 6, 4)
     assert_close(out, WRAPPER_123.expand(2, 6, 4), **PRINTED)
@@ -100,10 +106,8 @@ def test_wrapper_seed_123():
 
 
 def test_multihead_seed_123_both_paths():
-    _, inputs = attn.journey()
-    batch = torch.stack((inputs, inputs), dim=0)
-    torch.manual_seed(123)
-    mha = attn.MultiHeadAttention(3, 2, batch.shape[1], 0.0, num_heads=2)
+    batch = journey_batch()
+    mha = seeded(123, lambda: attn.MultiHeadAttention(3, 2, batch.shape[1], 0.0, num_heads=2))
     out = mha(batch)
     assert out.shape == (2, 6, 2)
     assert_close(out, MHA_123.expand(2, 6, 2), **PRINTED)

@@ -11,6 +11,15 @@ import attn.functional as AF
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
+# The batch-first modules, each taking inputs of width d_in = 3 (T <= 8).
+D_IN_3_MODULES = [
+    pytest.param(lambda: attn.SelfAttentionV1(3, 2), id="SelfAttentionV1"),
+    pytest.param(lambda: attn.SelfAttentionV2(3, 2), id="SelfAttentionV2"),
+    pytest.param(lambda: attn.CausalAttention(3, 2, 8, 0.0), id="CausalAttention"),
+    pytest.param(lambda: attn.MultiHeadAttentionWrapper(3, 2, 8, 0.0, 2), id="MultiHeadAttentionWrapper"),
+    pytest.param(lambda: attn.MultiHeadAttention(3, 4, 8, 0.0, 2), id="MultiHeadAttention"),
+]
+
 
 def test_d_out_not_divisible_by_num_heads():
     with pytest.raises(ValueError, match=r"d_out.*num_heads.*d_out=10.*num_heads=3"):
@@ -45,16 +54,7 @@ def test_sequence_longer_than_positional_table_or_block():
         attn.TransformerInputBlock(10, 4, 2, context_length=8)(torch.ones(1, 9, dtype=torch.long))
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: attn.SelfAttentionV1(3, 2),
-        lambda: attn.SelfAttentionV2(3, 2),
-        lambda: attn.CausalAttention(3, 2, 8, 0.0),
-        lambda: attn.MultiHeadAttentionWrapper(3, 2, 8, 0.0, 2),
-        lambda: attn.MultiHeadAttention(3, 4, 8, 0.0, 2),
-    ],
-)
+@pytest.mark.parametrize("make", D_IN_3_MODULES)
 def test_last_dimension_not_d_in(make):
     m = make()
     with pytest.raises(ValueError, match=r"x.*d_in=3.*\(2, 5, 4\)"):
@@ -67,16 +67,7 @@ def test_last_dimension_not_d_in(make):
         m(torch.ones(2, 3, dtype=torch.long))
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: attn.SelfAttentionV1(3, 2),
-        lambda: attn.SelfAttentionV2(3, 2),
-        lambda: attn.CausalAttention(3, 2, 8, 0.0),
-        lambda: attn.MultiHeadAttentionWrapper(3, 2, 8, 0.0, 2),
-        lambda: attn.MultiHeadAttention(3, 4, 8, 0.0, 2),
-    ],
-)
+@pytest.mark.parametrize("make", D_IN_3_MODULES)
 def test_dtype_differs_from_the_weights(make):
     m = make()
     with pytest.raises(TypeError, match=r"x must have dtype torch.float32 like the module's weights, got torch.float64"):

@@ -59,3 +59,25 @@ def test_our_plural_forms_are_sphinx_ones():
     ours = polib.pofile(str(OURS)).metadata["Plural-Forms"]
     plural_expr = _messages(SPHINX_JS.read_text(encoding="utf-8"))["plural_expr"]
     assert plural_expr.replace(" ", "") in ours.replace(" ", ""), (ours, plural_expr)
+
+
+def test_every_template_string_has_a_spanish_translation():
+    # The strings our templates pass to _() are translated by sphinx.po, or by
+    # Sphinx's or the theme's own Spanish catalogs (make update-po never touches
+    # sphinx.po, so a new template string must be added to it by hand).
+    import pydata_sphinx_theme
+
+    catalogs = [
+        OURS,
+        Path(sphinx.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
+        Path(pydata_sphinx_theme.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
+    ]
+    known = {e.msgid for c in catalogs for e in polib.pofile(str(c)) if e.msgstr and "fuzzy" not in e.flags}
+    strings = {
+        m.group(2)
+        for path in (ROOT / "docs" / "_templates").glob("*.html")
+        for m in re.finditer(r"""\b_\(\s*(['"])(.+?)\1\s*\)""", path.read_text(encoding="utf-8"))
+    }
+    assert {"Main", "Page"} <= strings, strings
+    missing = sorted(strings - known)
+    assert not missing, f"template strings with no Spanish translation (add them to {OURS.name}): {missing}"
