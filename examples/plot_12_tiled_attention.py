@@ -41,7 +41,7 @@ ax_s.step([n - block - 0.5 for n in ends] + [T - 0.5], running_max + running_max
 for n in ends[:-1]:
     ax_s.axvline(n - 0.5, color="gray", ls=":", lw=1)
 ax_s.set_xlabel("$j$")
-ax_s.legend()
+_ = ax_s.legend()
 
 # %%
 # The running output after each block

@@ -417,11 +417,15 @@ def _thumbnail_alts(app, doctree):
 # -- scripts that need not block the first paint ---------------------------------------
 
 # Scripts run before the page is shown although nothing they do is needed then
-# (they act on DOMContentLoaded or on a click).  documentation_options.js stays:
-# inline scripts that follow it set DOCUMENTATION_OPTIONS.
+# (they act on DOMContentLoaded or on a click).  documentation_options.js and
+# doctools.js stay: inline scripts set DOCUMENTATION_OPTIONS, and the Spanish
+# translations.js and the search page's searchtools.js call doctools' functions
+# as they load.
 DEFERRED_SCRIPTS = (
-    "doctools.js", "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
+    "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
     "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js",
+    # Calls Documentation.addTranslations: it must run after doctools.js.
+    "translations.js",
 )
 
 
@@ -435,6 +439,11 @@ def defer_scripts(app, pagename, templatename, context, doctree):
     """
     from sphinx.builders.html._assets import _JavaScript
 
+    if pagename == "search":
+        # The theme's search page loads searchtools.js, language_data.js and
+        # searchindex.js with plain <script> tags, which run before any deferred
+        # script: doctools.js (_ready, Documentation) must not be deferred there.
+        return
     scripts = []
     for js in context.get("script_files", []):
         name = str(getattr(js, "filename", js) or "")
@@ -444,7 +453,7 @@ def defer_scripts(app, pagename, templatename, context, doctree):
         scripts.append(js)
         if isinstance(js, _JavaScript) and "mathjax" in name and name.endswith(".js"):
             # A page with mathematics: typeset it a few formulas at a time (see the script).
-            scripts.append(_JavaScript("book-mathjax.js", priority=js.priority - 1, defer="defer"))
+            scripts.append(_JavaScript("_static/book-mathjax.js", priority=js.priority - 1, defer="defer"))
     context["script_files"] = scripts
 
 
