@@ -63,7 +63,7 @@ class KVCache:
 
     @property
     def nbytes(self):
-        """Bytes held by the cached keys and values: ``2 * B * h_kv * T_cached * d_head * b``."""
+        """Bytes held by the cached keys and values, ``2 * B * h_kv * T_cached * d_head * b``."""
         if self.k is None:
             return 0
         return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
