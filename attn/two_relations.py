@@ -60,9 +60,11 @@ class TwoRelationNet(nn.Module):
 
     Attributes:
         tok_emb (nn.Embedding): ``(vocab_size, d_model)``; then
-        pos (PositionalEncoding or nn.Identity), mha (MultiHeadAttention) and
+        pos (PositionalEncoding or nn.Identity): the positional encoding, or nothing
+            when ``positional=False``; then
+        mha (MultiHeadAttention): the causal attention; then
         readout (nn.Sequential): ``Linear(d_model, 4 d_model)``, ReLU,
-        ``Linear(4 d_model, vocab_size)``; created in this order.
+            ``Linear(4 d_model, vocab_size)``; created in this order.
 
     Shape:
         - input ``tokens``: integer ``(B, T)``
