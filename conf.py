@@ -116,6 +116,9 @@ sphinx_gallery_conf = {
 
 # -- autodoc -----------------------------------------------------------------------
 autodoc_member_order = "bysource"
+# The module index lists attn.functional, attn.rope, ... flat: without a common prefix it
+# groups them under "attn" behind a collapse button drawn with an image that has no alt text.
+modindex_common_prefix = ["attn."]
 # (napoleon reads the package's Google-style docstrings: Args, Returns, Shape.)
 
 # -- Math: MathJax v3 served from the built site, never from a CDN ---------------------

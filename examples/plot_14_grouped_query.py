@@ -32,7 +32,7 @@ with torch.no_grad():
         for h_kv, layer in layers.items():
             layer(x[:, t:t + 1], cache=caches[h_kv])  # (1, 1, d_model): one new token
             held[h_kv].append(caches[h_kv].nbytes)
-for h_kv, cache in caches.items():
+for cache in caches.values():
     print(cache)
 
 # %%

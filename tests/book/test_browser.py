@@ -261,7 +261,7 @@ JS_BROKEN_IMAGES = """async () => {
 
 # The text a reader sees outside code and typeset math.
 JS_PROSE_TEXT = """() => {
-  const skip = "pre, code, script, style, textarea, mjx-container, mjx-assistive-mml, .highlight";
+  const skip = "pre, code, script, style, textarea, mjx-container, mjx-assistive-mml, .highlight, .sig";
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const parts = [];
   while (walker.nextNode()) {
