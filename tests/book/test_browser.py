@@ -414,20 +414,25 @@ def test_page_in_browser(site, server, context, lang, page_name):
 # -- search ------------------------------------------------------------------------------
 
 
+def _wait_for_search_results(page):
+    """Wait until searchtools.js has listed every result.
+
+    It then retitles the results "Search Results" (translated).  `Documentation` is a
+    top-level `const` of Sphinx's doctools.js: a global binding, not a property of `window`.
+    """
+    page.wait_for_function(
+        """() => (document.querySelector('#search-results h2')?.innerText || '')
+                 === (typeof Documentation !== 'undefined' && Documentation.gettext('Search Results'))""",
+        timeout=TIMEOUT_MS,
+    )
+
+
 @pytest.mark.parametrize("lang, term, expected", SEARCHES)
 def test_search_finds(server, context, lang, term, expected):
     url = f"{server}/{lang}/search.html?q={term}"
     page, rec, _ = _open(context, url)
     try:
-        # searchtools.js retitles the results "Search Results" (translated)
-        # when it has listed them all.
-        # `Documentation` is a top-level `const` of Sphinx's doctools.js: a
-        # global binding, not a property of `window`.
-        page.wait_for_function(
-            """() => (document.querySelector('#search-results h2')?.innerText || '')
-                     === (typeof Documentation !== 'undefined' && Documentation.gettext('Search Results'))""",
-            timeout=TIMEOUT_MS,
-        )
+        _wait_for_search_results(page)
         hrefs = page.eval_on_selector_all(
             "#search-results ul.search li > a", "els => els.map((a) => a.href)"
         )
@@ -487,11 +492,7 @@ def test_search_status_line(server, context, lang, term, outcome):
     url = f"{server}/{lang}/search.html?q={term}"
     page, rec, _ = _open(context, url)
     try:
-        page.wait_for_function(
-            """() => (document.querySelector('#search-results h2')?.innerText || '')
-                     === (typeof Documentation !== 'undefined' && Documentation.gettext('Search Results'))""",
-            timeout=TIMEOUT_MS,
-        )
+        _wait_for_search_results(page)
         status = page.inner_text("#search-results .search-summary").strip()
     finally:
         page.close()
