@@ -60,11 +60,11 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
-    "sphinx.ext.mathjax",
     "sphinx_copybutton",
     "sphinx_design",
     "book_i18n",  # docs/_ext: what the catalogs cannot translate
-    "book_offline",  # docs/_ext: MathJax from the site, executed notebooks out of it
+    "book_offline",  # docs/_ext: executed notebooks out of the site
+    "book_math",  # docs/_ext/book_math.py: formulas as MathML at build time, the math font
     "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
     "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
     "translated_ui",  # docs/_ext: search strings, API types, labels in the reader's language
@@ -121,9 +121,8 @@ autodoc_member_order = "bysource"
 modindex_common_prefix = ["attn."]
 # (napoleon reads the package's Google-style docstrings: Args, Returns, Shape.)
 
-# -- Math: MathJax v3 served from the built site, never from a CDN ---------------------
-# Relative to _static; book_offline copies the script and the parts it loads there.
-mathjax_path = "mathjax/es5/tex-chtml.js"
+# -- Math: MathML written at build time (book_math), drawn by the browser: no script --
+html_math_renderer = "mathml"
 
 # -- HTML ----------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"

@@ -451,9 +451,6 @@ def defer_scripts(app, pagename, templatename, context, doctree):
             if "defer" not in js.attributes and "async" not in js.attributes:
                 js = _JavaScript(js.filename, priority=js.priority, **js.attributes, defer="defer")
         scripts.append(js)
-        if isinstance(js, _JavaScript) and "mathjax" in name and name.endswith(".js"):
-            # A page with mathematics: typeset it a few formulas at a time (see the script).
-            scripts.append(_JavaScript("_static/book-mathjax.js", priority=js.priority - 1, defer="defer"))
     context["script_files"] = scripts
 
 

@@ -142,12 +142,14 @@ def test_language_settings_search_and_math(site_dir, lang):
     assert "chapters/02_simplified_attention" in index
     title = page_soup(site_dir, lang, "index").title.get_text()
     assert ("Atención" in title) == (lang == "es"), title
-    # MathJax is served from the site itself, fonts included.
-    mathjax = site_dir / lang / "_static" / "mathjax" / "es5"
-    assert (mathjax / "tex-chtml.js").is_file()
-    assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
-    scripts = [s["src"] for s in page_soup(site_dir, lang, "chapters/04_scaling").find_all("script", src=True)]
-    assert any(src.split("?")[0].endswith("_static/mathjax/es5/tex-chtml.js") for src in scripts), scripts
+    # Formulas are MathML written by the build (book_math), drawn with the site's math font.
+    doc = page_soup(site_dir, lang, "chapters/04_scaling")
+    formulas = doc.select("span.math, div.math")
+    assert formulas and all(f.find("math") is not None for f in formulas), formulas[:3]
+    assert doc.select("div.math > math[display=block]") and doc.find("msqrt") and doc.find("mfrac")
+    font = site_dir / lang / "_static" / "book-math.woff"
+    assert font.is_file() and 5_000 < font.stat().st_size < 200_000, font
+    assert not (site_dir / lang / "_static" / "mathjax").exists()
 
 
 def test_spanish_search_uses_the_spanish_stemmer(site_dir):
