@@ -12,7 +12,7 @@ by ``latex2mathml`` (pure Python).  A formula it cannot convert stops the build
 
 Stretchy brackets, radicals and the spacing of fractions and scripts come from a
 font's OpenType MATH table, which not every reader's system has: the build
-writes ``_static/book-math.woff``, STIX Two Math (from the ``ziamath`` wheel, SIL
+writes ``_static/book-math.woff2``, STIX Two Math (from the ``ziamath`` wheel, SIL
 Open Font License) cut down to the characters the book's formulas use, and
 ``book.css`` draws ``<math>`` with it.
 """
@@ -30,7 +30,7 @@ from sphinx.util.math import get_node_equation_number
 
 logger = logging.getLogger(__name__)
 
-FONT = "book-math.woff"  # in _static, named by book.css
+FONT = "book-math.woff2"  # in _static, named by book.css
 # Named spaces that latex2mathml writes but MathML Core does not know (\!, \:, \>).
 NAMED_SPACES = {
     "negativethinmathspace": "-0.1667em",
@@ -51,6 +51,8 @@ OPERATOR_WORDS = {"mod", "max", "min", "lim", "sup", "inf", "argmax", "argmin", 
 # them beside it in a formula within a line (MathML's movablelimits), as TeX does.
 LIMITS = re.compile(r"(\\(?:sum|prod|max|min|lim|sup|inf))(?![A-Za-z])(?!\s*\\(?:no)?limits)(?=\s*[_^])")
 TOKEN_TEXT = re.compile(r">([^<>]+)<")
+CHAR_REF = re.compile(r"&#x([0-9A-Fa-f]+);")
+MARKUP = {ord(c) for c in "&<>\"'"}
 # Inside \text{...} latex2mathml copies TeX's escapes (\_ in num\_heads) as they are.
 TEXT_ARG = re.compile(r"\\(text|mathrm|textrm)\{([^{}]*)\}")
 TEXT_ESCAPE = re.compile(r"\\([_%&#$])")
@@ -72,6 +74,10 @@ def to_mathml(tex, display):
         mathml = convert(tex, display="block" if display else "inline")
     except Exception as err:  # latex2mathml raises several of its own exception types
         raise MathError(f"latex2mathml cannot convert {tex!r}: {type(err).__name__}: {err}") from err
+    # Smaller pages: HTML puts <math> in MathML's namespace itself, and characters
+    # need no numeric references (except those that would read as markup).
+    mathml = mathml.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
+    mathml = CHAR_REF.sub(lambda m: m[0] if int(m[1], 16) in MARKUP else chr(int(m[1], 16)), mathml)
     mathml = NAMED_SPACE.sub(lambda m: f'width="{NAMED_SPACES[m[1]]}"', mathml)
     # Limits move beside an operator within a line (\max_i), as in TeX.
     mathml = re.sub(r"<(munder|munderover)><mo>", r'<\1><mo movablelimits="true">', mathml)
@@ -154,7 +160,7 @@ def book_characters(app):
 
 
 def write_math_font(app, exception):
-    """Write ``_static/book-math.woff``: the math font, only the glyphs the book needs.
+    """Write ``_static/book-math.woff2``: the math font, only the glyphs the book needs.
 
     Why: the whole font is 1.5 MB; cut down (with its MATH table's bigger sizes
     and pieces of the characters kept) it is a few tens of KB.  Browsers fetch
@@ -167,7 +173,7 @@ def write_math_font(app, exception):
     chars = book_characters(app) | set(" 0123456789")
     options = subset.Options()
     options.layout_features = ["*"]
-    options.flavor = "woff"  # zlib: fontTools needs no extra package for it (woff2 needs brotli)
+    options.flavor = "woff2"  # fontTools compresses it with brotli (a requirement)
     font = subset.load_font(str(stix_two_math()), options)
     subsetter = subset.Subsetter(options)
     subsetter.populate(text="".join(sorted(chars)))

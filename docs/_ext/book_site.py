@@ -21,6 +21,9 @@ from xml.sax.saxutils import escape as xml_escape
 from book_languages import OTHER, SOURCE
 from docutils import nodes
 from myst_nb.sphinx_ import HideCodeCellNode
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 # Text this extension writes into pages, per language (no catalog reaches it).
 TEXT = {
@@ -214,7 +217,7 @@ def _image_sources(app):
 
 
 def sized_images(app, pagename, body):
-    """Give every ``<img>`` of a page its ``width`` and ``height``; link each figure to its file.
+    """Give every ``<img>`` of a page its size and lazy loading; link each figure to its file.
 
     Why: without its size the browser lays the page out again when each image
     arrives, moving the text being read (Lighthouse's "cumulative layout
@@ -222,7 +225,9 @@ def sized_images(app, pagename, body):
     (a cell output or a gallery figure, not a thumbnail) opens at full size when
     tapped: on a phone a grid of heatmaps shrinks to the screen's width, and the
     full file can be zoomed.  Sizes are read from the source PNGs, since the
-    images are copied to ``_images`` only after the pages are written.
+    images are copied to ``_images`` only after the pages are written.  Images
+    load lazily (when scrolled near): on a phone the page's text comes first
+    (Lighthouse's "largest contentful paint" counted the figures it waited for).
     """
     sources = _image_sources(app)
     root = "../" * pagename.count("/")
@@ -235,9 +240,11 @@ def sized_images(app, pagename, body):
             return tag
         name = src[len(root):]
         size = png_size(sources.get(name, Path(app.outdir, name)))
+        end = "/>" if tag.endswith("/>") else ">"
         if size and "width" not in attrs and "height" not in attrs:
-            end = "/>" if tag.endswith("/>") else ">"
             tag = tag[: -len(end)].rstrip() + f' width="{size[0]}" height="{size[1]}" {end}'
+        if "loading=" not in tag:
+            tag = tag[: -len(end)].rstrip() + f' loading="lazy" decoding="async" {end}'
         linked = re.search(r"<a\b[^>]*>\s*$", match.string[max(0, match.start() - 300) : match.start()])
         if "_thumb." not in name and not linked:
             tag = f'<a class="book-figure" href="{src}">{tag}</a>'
@@ -454,6 +461,97 @@ def defer_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = scripts
 
 
+# Stylesheets every page links although only some pages use them: the file's name
+# prefix, and what a page's body holds when it does.
+PAGE_STYLESHEETS = {
+    "sg_gallery": ('class="sphx-glr', " sphx-glr-"),  # sphinx-gallery's four: its examples and their index
+    "sphinx-design": ('"sd-', " sd-"),  # cards, dropdowns, tabs
+    "mystnb.": ('class="cell', "cell_output"),  # executed notebooks' cells
+}
+
+
+def drop_unused_stylesheets(app, pagename, templatename, context, doctree):
+    """Link sphinx-gallery's, sphinx-design's and myst-nb's stylesheets only where used.
+
+    Why: every stylesheet in ``<head>`` holds the first paint until it has
+    arrived (on a phone network a request each, Lighthouse's "render-blocking
+    resources"); extensions add theirs to every page.  A page links one only if
+    its body holds the classes it styles (the sidebar and header use none).
+    """
+    body = context.get("body") or ""
+    kept = []
+    for css in context.get("css_files", []):
+        name = str(getattr(css, "filename", css) or "").rsplit("/", 1)[-1]
+        marks = next((m for prefix, m in PAGE_STYLESHEETS.items() if name.startswith(prefix)), None)
+        if marks is None or any(mark in body for mark in marks):
+            kept.append(css)
+    context["css_files"] = kept
+
+
+# -- icons: Font Awesome cut down to the icons the site draws ----------------------------
+
+ICON_FONT = "book-icons.woff2"  # in _static, named by book.css
+FA_SOLID = "vendor/fontawesome/webfonts/fa-solid-900.woff2"
+FA_CLASS_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+,?)+)\{--fa:"([^"]+)"\}')
+FA_CLASS = re.compile(r"\bfa-([a-z0-9-]+)")
+CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6})\s?|(.)", re.S)
+PRIVATE_USE = re.compile(r"[\ue000-\uf8ff]|\\[ef][0-9a-fA-F]{3}")
+
+
+def _css_string(value):
+    return "".join(chr(int(code, 16)) if code else char for code, char in CSS_ESCAPE.findall(value))
+
+
+def icon_characters(static, pages):
+    """The Font Awesome characters the site can draw.
+
+    Those of the ``fa-*`` classes found in the pages and the theme's scripts
+    (through the theme stylesheet's ``.fa-sun{--fa:"\\f185"}`` table), and those
+    the theme's stylesheets name themselves (``--pst-icon-*``, ``content``).
+    """
+    css = (static / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
+    table = {}
+    for rule in FA_CLASS_RULE.finditer(css):
+        for name in FA_CLASS.findall(rule[1]):
+            table[name] = _css_string(rule[2])
+    used = set()
+    for path in [*pages, *static.glob("scripts/*.js"), *static.glob("*.js")]:
+        used |= set(FA_CLASS.findall(path.read_text(encoding="utf-8", errors="ignore")))
+    chars = {table[name] for name in used if name in table}
+    for other in [FA_CLASS_RULE.sub("", css), *(p.read_text(encoding="utf-8") for p in static.glob("styles/*.css")
+                                                if p.name != "pydata-sphinx-theme.css")]:
+        chars |= {_css_string(m) for m in PRIVATE_USE.findall(other)}
+    return chars
+
+
+def write_icon_font(app, exception):
+    """Write ``_static/book-icons.woff2``: the theme's Font Awesome with only the icons used.
+
+    Why: the theme draws about twenty icons (search, sidebar and colour-mode
+    buttons, arrows) with Font Awesome's whole solid font, 115 KB that a phone
+    fetches, with the stylesheets, before the first paint of every page.  The same
+    font cut to the icons the site uses is a few KB; ``book.css`` declares it under
+    the theme's family name after the theme's stylesheet, so browsers use it and
+    never fetch the whole font.  The browser tests check that the icons draw.
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    from fontTools import subset
+
+    static = Path(app.outdir) / "_static"
+    chars = icon_characters(static, Path(app.outdir).rglob("*.html"))
+    options = subset.Options()
+    options.flavor = "woff2"
+    font = subset.load_font(str(static / FA_SOLID), options)
+    missing = sorted(f"U+{ord(c):04X}" for c in chars if ord(c) not in font.getBestCmap())
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text="".join(sorted(chars)))
+    subsetter.subset(font)
+    subset.save_font(font, str(static / ICON_FONT), options)
+    if missing:  # brand icons (GitHub, GitLab) live in another font, which the book never shows
+        logger.info(f"book_site: icons not in Font Awesome's solid font, left out: {', '.join(missing)}")
+
+
 # -- search -------------------------------------------------------------------------------
 
 
@@ -514,6 +612,8 @@ def setup(app):
     app.connect("html-page-context", page_context, priority=600)
     app.connect("html-page-context", search_page_script)
     app.connect("html-page-context", defer_scripts, priority=900)
+    app.connect("html-page-context", drop_unused_stylesheets, priority=900)
     app.connect("doctree-resolved", set_figure_alts)
     app.connect("build-finished", write_sitemap)
+    app.connect("build-finished", write_icon_font)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -147,8 +147,10 @@ def test_language_settings_search_and_math(site_dir, lang):
     formulas = doc.select("span.math, div.math")
     assert formulas and all(f.find("math") is not None for f in formulas), formulas[:3]
     assert doc.select("div.math > math[display=block]") and doc.find("msqrt") and doc.find("mfrac")
-    font = site_dir / lang / "_static" / "book-math.woff"
+    font = site_dir / lang / "_static" / "book-math.woff2"
     assert font.is_file() and 5_000 < font.stat().st_size < 200_000, font
+    icons = site_dir / lang / "_static" / "book-icons.woff2"  # the theme's icons, cut down
+    assert icons.is_file() and icons.stat().st_size < 20_000, icons
     assert not (site_dir / lang / "_static" / "mathjax").exists()
 
 
