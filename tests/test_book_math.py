@@ -55,3 +55,9 @@ def test_display_paragraphs_are_aligned_and_line_breaks_split():
     tex = display_tex(block)
     assert tex.startswith(r"\begin{aligned}") and r"\begin{split}c = d" in tex
     assert "<mtable" in to_mathml(tex, display=True)
+
+
+def test_names_with_underscores_and_infinity():
+    mathml = to_mathml(r"\operatorname{rotate\_half}(x) - \infty + \text{num\_heads}", display=False)
+    assert "<mi>rotate_half</mi>" in mathml and "<mtext>num_heads</mtext>" in mathml
+    assert "<mi>∞</mi>" in mathml and "<mo />" not in mathml

@@ -51,11 +51,20 @@ OPERATOR_WORDS = {"mod", "max", "min", "lim", "sup", "inf", "argmax", "argmin", 
 # them beside it in a formula within a line (MathML's movablelimits), as TeX does.
 LIMITS = re.compile(r"(\\(?:sum|prod|max|min|lim|sup|inf))(?![A-Za-z])(?!\s*\\(?:no)?limits)(?=\s*[_^])")
 TOKEN_TEXT = re.compile(r">([^<>]+)<")
+FUNCTION_THEN_ARGUMENT = re.compile(
+    r"(?<!<msub>)(?<!<msup>)(?<!<msubsup>)(?<!<munder>)(?<!<mover>)(?<!<munderover>)"
+    r"(<mi>[A-Za-z]{2,}</mi>)(?=<(?:mi|mn|msub|msup|msubsup)>)"
+)
+PREFIX_MINUS = re.compile(r"(<mo[^>]*>[(\[{,=]</mo>|<mrow>|<mtd[^>]*>)<mo>−</mo>")
 CHAR_REF = re.compile(r"&#x([0-9A-Fa-f]+);")
 MARKUP = {ord(c) for c in "&<>\"'"}
-# Inside \text{...} latex2mathml copies TeX's escapes (\_ in num\_heads) as they are.
-TEXT_ARG = re.compile(r"\\(text|mathrm|textrm)\{([^{}]*)\}")
+# Inside \text{...} latex2mathml copies TeX's escapes (\_ in num\_heads) as they are;
+# in \operatorname{rotate\_half} it loses the name.  Names with an underscore go
+# through as one word (UNDERSCORE), which becomes "_" again in the MathML.
+TEXT_ARG = re.compile(r"\\(text|textrm)\{([^{}]*)\}")
 TEXT_ESCAPE = re.compile(r"\\([_%&#$])")
+NAME_ARG = re.compile(r"\\(?:operatorname|mathrm)\{([A-Za-z0-9]*(?:\\_[A-Za-z0-9]*)+)\}")
+UNDERSCORE = "UNDERSCOREINANAME"
 
 
 class MathError(ValueError):
@@ -69,6 +78,7 @@ def to_mathml(tex, display):
     command in the result (it copies commands it does not know, ``\\foo``, as text).
     """
     tex = TEXT_ARG.sub(lambda m: "\\" + m[1] + "{" + TEXT_ESCAPE.sub(r"\1", m[2]) + "}", tex)
+    tex = NAME_ARG.sub(lambda m: r"\operatorname{" + m[1].replace(r"\_", UNDERSCORE) + "}", tex)
     tex = LIMITS.sub(r"\1\\limits", tex)
     try:
         mathml = convert(tex, display="block" if display else "inline")
@@ -81,7 +91,15 @@ def to_mathml(tex, display):
     mathml = NAMED_SPACE.sub(lambda m: f'width="{NAMED_SPACES[m[1]]}"', mathml)
     # Limits move beside an operator within a line (\max_i), as in TeX.
     mathml = re.sub(r"<(munder|munderover)><mo>", r'<\1><mo movablelimits="true">', mathml)
+    # Binary operators latex2mathml writes as identifiers inside scripts (d_in \times h).
+    mathml = re.sub(r"<mi>([×·⋅±∓⊙∘])</mi>", r"<mo>\1</mo>", mathml)
     mathml = WORD_OPERATOR.sub(lambda m: m[0] if m[1] in OPERATOR_WORDS else f"<mi>{m[1]}</mi>", mathml)
+    mathml = mathml.replace(UNDERSCORE, "_").replace("<mo>∞</mo>", "<mi>∞</mi>")
+    # A minus sign that opens a group or follows a relation is a sign, not a subtraction.
+    mathml = PREFIX_MINUS.sub(r'\1<mo form="prefix">−</mo>', mathml)
+    # TeX's thin space between a function name and what it applies to (\cos p\theta),
+    # unless the name is the base of a script (\operatorname{softmax}_j).
+    mathml = FUNCTION_THEN_ARGUMENT.sub(r'\1<mspace width="0.1667em"/>', mathml)
     leftover = [t for t in TOKEN_TEXT.findall(mathml) if "\\" in html.unescape(t)]
     if leftover:
         raise MathError(f"latex2mathml does not know {', '.join(leftover)} in {tex!r}")
@@ -170,7 +188,8 @@ def write_math_font(app, exception):
         return
     from fontTools import subset
 
-    chars = book_characters(app) | set(" 0123456789")
+    # Glyphs MathML draws without a character in the markup: the radical of <msqrt>.
+    chars = book_characters(app) | set(" 0123456789√")
     options = subset.Options()
     options.layout_features = ["*"]
     options.flavor = "woff2"  # fontTools compresses it with brotli (a requirement)
