@@ -31,6 +31,7 @@ from sphinx.util.math import get_node_equation_number
 logger = logging.getLogger(__name__)
 
 FONT = "book-math.woff2"  # in _static, named by book.css
+MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 # Named spaces that latex2mathml writes but MathML Core does not know (\!, \:, \>).
 NAMED_SPACES = {
     "negativethinmathspace": "-0.1667em",
@@ -86,7 +87,7 @@ def to_mathml(tex, display):
         raise MathError(f"latex2mathml cannot convert {tex!r}: {type(err).__name__}: {err}") from err
     # Smaller pages: HTML puts <math> in MathML's namespace itself, and characters
     # need no numeric references (except those that would read as markup).
-    mathml = mathml.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
+    mathml = mathml.replace(f' xmlns="{MATHML_NS}"', "", 1)
     mathml = CHAR_REF.sub(lambda m: m[0] if int(m[1], 16) in MARKUP else chr(int(m[1], 16)), mathml)
     mathml = NAMED_SPACE.sub(lambda m: f'width="{NAMED_SPACES[m[1]]}"', mathml)
     # Limits move beside an operator within a line (\max_i), as in TeX.
@@ -123,7 +124,10 @@ def display_tex(node):
 
 def _convert(self, node, tex, display):
     try:
-        return to_mathml(tex, display)
+        mathml = to_mathml(tex, display)
+        if self.builder.name.startswith("epub"):  # XHTML: <math> needs its namespace
+            mathml = mathml.replace("<math ", f'<math xmlns="{MATHML_NS}" ', 1)
+        return mathml
     except MathError as err:
         logger.warning(str(err), location=node)
         return f"<code>{html.escape(tex)}</code>"

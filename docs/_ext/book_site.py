@@ -539,6 +539,8 @@ def write_icon_font(app, exception):
     from fontTools import subset
 
     static = Path(app.outdir) / "_static"
+    if not (static / FA_SOLID).is_file():  # another theme (the EPUB builder's): no icons
+        return
     chars = icon_characters(static, Path(app.outdir).rglob("*.html"))
     options = subset.Options()
     options.flavor = "woff2"
