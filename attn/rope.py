@@ -88,10 +88,10 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(f"base must be greater than 1, got {base}")
         self.base = float(base)
         i = torch.arange(0, self.head_dim, 2, dtype=torch.float64)  # (head_dim/2,): 0, 2, 4, ...
-        theta = self.base ** (-i / self.head_dim)  # (head_dim/2,), from 1 down towards 1/base
+        theta = self.base ** (-i / self.head_dim)  # (head_dim/2,): base^(-i/head_dim), 1 .. ~1/base
         p = torch.arange(self.max_len, dtype=torch.float64)  # (max_len,)
         angles = torch.outer(p, theta)  # (max_len,) x (head_dim/2,) -> (max_len, head_dim/2)
-        angles = torch.cat((angles, angles), dim=-1)  # -> (max_len, head_dim): one per half
+        angles = torch.cat((angles, angles), dim=-1)  # -> (max_len, head_dim) = [angles, angles]
         self.register_buffer("cos", angles.cos().float(), persistent=False)
         self.register_buffer("sin", angles.sin().float(), persistent=False)
 

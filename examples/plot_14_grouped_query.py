@@ -23,14 +23,14 @@ import attn
 
 torch.manual_seed(0)
 d_model, h, T = 64, 8, 48
-x = torch.randn(1, T, d_model)  # (B, T, d_model): one sequence
+x = torch.randn(1, T, d_model)  # (B, T, d_model), B = 1
 layers = {h_kv: attn.GroupedQueryAttention(d_model, d_model, T, 0.0, h, h_kv).eval() for h_kv in (8, 2, 1)}
 caches = {h_kv: attn.KVCache() for h_kv in layers}
 held = {h_kv: [] for h_kv in layers}
 with torch.no_grad():
     for t in range(T):
         for h_kv, layer in layers.items():
-            layer(x[:, t:t + 1], cache=caches[h_kv])  # (1, 1, d_model): one new token
+            layer(x[:, t:t + 1], cache=caches[h_kv])  # (B, T_new, d_model) = (1, 1, 64)
             held[h_kv].append(caches[h_kv].nbytes)
 for cache in caches.values():
     print(cache)
