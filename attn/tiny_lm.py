@@ -267,8 +267,9 @@ def step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=t
         the model over one generation.
 
     Raises:
-        TypeError, ValueError: as :meth:`TinyLM.generate`, or when ``repeats`` is not a
-            positive ``int`` or ``clock`` is not callable.
+        TypeError: as :meth:`TinyLM.generate`, or when ``repeats`` is not an ``int`` or
+            ``clock`` is not callable.
+        ValueError: as :meth:`TinyLM.generate`, or when ``repeats`` is not positive.
     """
     _check_step_times(model, idx, max_new_tokens, use_cache, repeats, clock)
     runs = []
