@@ -174,17 +174,7 @@ def mean_pool_kv_heads(module, num_kv_heads):
         ValueError: when ``num_kv_heads`` is not a positive int dividing ``h_kv_old``,
             or ``module`` is a non-causal ``MultiHeadAttention``.
     """
-    if not isinstance(module, (MultiHeadAttention, GroupedQueryAttention)):
-        raise TypeError(
-            "module must be an attn.MultiHeadAttention or attn.GroupedQueryAttention, "
-            f"got {type(module).__name__}"
-        )
-    if isinstance(module, MultiHeadAttention) and not module.causal:
-        raise ValueError("module must be causal (GroupedQueryAttention is), got causal=False")
-    old = getattr(module, "num_kv_heads", module.num_heads)  # h_kv_old
-    _checks.positive_int("num_kv_heads", num_kv_heads)
-    if old % num_kv_heads:
-        raise ValueError(f"num_kv_heads must divide the module's {old} key-value heads, got num_kv_heads={num_kv_heads}")
+    old = _check_pool(module, num_kv_heads)  # h_kv_old
     rope = getattr(module, "rope", None)
     new = GroupedQueryAttention(
         module.d_in, module.d_out, module.context_length, module.dropout.p, module.num_heads, num_kv_heads,
@@ -202,3 +192,19 @@ def mean_pool_kv_heads(module, num_kv_heads):
             if theirs.bias is not None:
                 mine.bias.copy_(theirs.bias.view(num_kv_heads, r, d).mean(dim=1).reshape(-1))  # (h_kv * d,)
     return new.train(module.training)
+
+
+def _check_pool(module, num_kv_heads):
+    """The input checks of :func:`mean_pool_kv_heads`; returns ``h_kv_old``."""
+    if not isinstance(module, (MultiHeadAttention, GroupedQueryAttention)):
+        raise TypeError(
+            "module must be an attn.MultiHeadAttention or attn.GroupedQueryAttention, "
+            f"got {type(module).__name__}"
+        )
+    if isinstance(module, MultiHeadAttention) and not module.causal:
+        raise ValueError("module must be causal (GroupedQueryAttention is), got causal=False")
+    old = getattr(module, "num_kv_heads", module.num_heads)
+    _checks.positive_int("num_kv_heads", num_kv_heads)
+    if old % num_kv_heads:
+        raise ValueError(f"num_kv_heads must divide the module's {old} key-value heads, got num_kv_heads={num_kv_heads}")
+    return old

@@ -148,13 +148,25 @@ def shown_ranges(docs=DOCS, root=ROOT):
             if "pyobject" in options:
                 node = _find_object(ast.parse("\n".join(lines)), options["pyobject"])
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                yield rel, source, first, node.end_lineno
+                yield rel, source, *_cut(lines, first, node.end_lineno, options)
             elif "lines" in options:
                 for part in options["lines"].split(","):
                     a, dash, b = part.strip().partition("-")
                     yield rel, source, int(a or 1), (int(b or len(lines)) if dash else int(a))
             else:
                 yield rel, source, 1, len(lines)
+
+
+def _cut(lines, first, last, options):
+    """``(first, last)`` narrowed by ``:start-at:``, ``:start-after:``, ``:end-at:``, ``:end-before:``."""
+    shown = range(first, last + 1)
+    for key, shift in (("start-at", 0), ("start-after", 1)):
+        if key in options:
+            first = next(n for n in shown if options[key] in lines[n - 1]) + shift
+    for key, shift in (("end-at", 0), ("end-before", -1)):
+        if key in options:
+            last = next(n for n in range(first, last + 1) if options[key] in lines[n - 1]) + shift
+    return first, last
 
 
 def included_code(docs=DOCS, root=ROOT):
