@@ -32,8 +32,8 @@ s = (q @ k.T / d**0.5)[0]  # (1, 64) -> (64,) scores
 ends = list(range(block, T + 1, block))  # n = 8, 16, ..., 64
 running_max = [s[:n].max().item() for n in ends]
 fixes = [torch.exp(torch.tensor(a - b)).item() for a, b in zip(running_max, running_max[1:])]  # blocks 2 .. 8
-print("running max m after each block:", [round(m, 3) for m in running_max])
-print("exp(m - m_new), blocks 2 to 8: ", [round(f, 3) for f in fixes])
+print("m (n = 8, 16, ..., 64):", [round(m, 3) for m in running_max])
+print("exp(m - m_new) (b = 2..8):", [round(f, 3) for f in fixes])
 
 fig, (ax_s, ax_o) = plt.subplots(1, 2, figsize=(11, 3.6), facecolor="white")
 ax_s.bar(range(T), s, color="tab:blue", alpha=0.6, label="$s_j$")
@@ -54,8 +54,8 @@ _ = ax_s.legend()
 # fused path of PyTorch computes in one call.
 partial = [AF.tiled_attention(q, k[:n], v[:n], block_size=block).item() for n in ends]
 exact = F.scaled_dot_product_attention(q, k, v).item()
-print("a / l after each block:", [round(o, 4) for o in partial])
-print(f"fused, all keys: {exact:.4f}   |tiled - fused| = {abs(partial[-1] - exact):.1e}")
+print("a / l (n = 8, 16, ..., 64):", [round(o, 4) for o in partial])
+print(f"F.scaled_dot_product_attention: {exact:.4f}   |tiled - fused| = {abs(partial[-1] - exact):.1e}")
 ax_o.plot(ends, partial, marker="o", label=r"$a / \ell$")
 ax_o.axhline(exact, color="gray", ls="--", label="F.scaled_dot_product_attention")
 ax_o.set_xlabel("$n$")

@@ -31,7 +31,7 @@ prompt = torch.randint(0, 50, (4, 4), generator=torch.Generator().manual_seed(1)
 # ``generate`` with ``use_cache=False`` and ``use_cache=True`` writes the same tokens.
 a = model.generate(prompt, T_MAX - 4, use_cache=False)  # (4, 128)
 b = model.generate(prompt, T_MAX - 4, use_cache=True)  # (4, 128)
-print("identical:", torch.equal(a, b))
+print("torch.equal:", torch.equal(a, b))
 assert torch.equal(a, b)
 
 
@@ -44,7 +44,7 @@ assert torch.equal(a, b)
 positions = torch.arange(4, T_MAX)
 ms_full = 1e3 * step_times(model, prompt, T_MAX - 4, use_cache=False)[0]  # (124,)
 ms_cache = 1e3 * step_times(model, prompt, T_MAX - 4, use_cache=True)[0]  # (124,)
-print(f"total: {ms_full.sum() / 1e3:.2f} s without the cache, {ms_cache.sum() / 1e3:.2f} s with it")
+print(f"sum: use_cache=False {ms_full.sum() / 1e3:.2f} s, use_cache=True {ms_cache.sum() / 1e3:.2f} s")
 
 # %%
 # Time against position

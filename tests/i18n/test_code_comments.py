@@ -1,4 +1,4 @@
-"""Comments in the code the pages show read the same in both languages.
+"""Comments in the code the pages show, and what its cells print, read the same in both languages.
 
 Code is shared by the English and the Spanish book: the code cells of the
 chapters, the code blocks of the gallery scripts and the package code the
@@ -187,6 +187,33 @@ def shown_comments(docs=DOCS, examples=EXAMPLES, root=ROOT):
                 yield f"{path}:{line} {shown}".rstrip(), comment
 
 
+def printed_texts(code, first_line=1):
+    """``(line, text)`` for every ``print`` call of ``code``: its string constants, joined.
+
+    A label such as ``"torch.equal:"`` or ``f"{h_kv=}: bytes/token = {n}"`` is fine; a
+    sentence printed under a code cell is English prose on the Spanish page.
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            parts = [s.value for s in ast.walk(node) if isinstance(s, ast.Constant) and isinstance(s.value, str)]
+            if parts:
+                found.append((first_line + node.lineno - 1, " ".join(parts)))
+    return found
+
+
+def printed_in_cells(docs=DOCS, examples=EXAMPLES, root=ROOT):
+    """``(where, text)`` of every ``print`` of the pages' cells and the gallery's code blocks."""
+    for found in (page_cells(docs, root), gallery_code_blocks(examples, root)):
+        for where, first, code in found:
+            for line, text in printed_texts(code, first):
+                yield f"{where}:{line}", text
+
+
 def test_the_sources_have_shown_code():
     # Guards the parsers: an empty scan would pass the test below without checking anything.
     assert sum(1 for _ in page_cells()) > 100
@@ -202,6 +229,23 @@ def test_no_english_prose_in_shown_comments():
         "untranslated): say it with shapes, formulas or symbols, and move the explanation "
         "into the page's text:\n" + "\n".join(prose)
     )
+
+
+def test_no_english_prose_printed_by_the_cells():
+    printed = list(printed_in_cells())
+    assert len(printed) > 100
+    prose = [f"{where}: {text!r}" for where, text in printed if reads_as_prose(text)]
+    assert not prose, (
+        "cells print English sentences (the Spanish pages show them untranslated): print "
+        "names, symbols and numbers, and say the rest in the page's text:\n" + "\n".join(prose)
+    )
+
+
+def test_a_printed_sentence_is_found():
+    code = 'print("scores:", s)\nprint(f"tokens sent through the model: {n} without the cache")\n'
+    assert [text for _, text in printed_texts(code) if reads_as_prose(text)] == [
+        "tokens sent through the model:   without the cache"
+    ]
 
 
 @pytest.mark.parametrize(
