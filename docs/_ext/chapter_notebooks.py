@@ -21,10 +21,10 @@ Each chapter page gets a download button (``_templates/chapter-notebook.html``).
 prints the Spanish text cells of a chapter, and what found no translation.
 """
 
+import ast
 import copy
 import html
 import io
-import json
 import re
 import sys
 import zipfile
@@ -478,24 +478,35 @@ def setup(app):
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
-if __name__ == "__main__":
-    # Text cells only (no build, no outputs): the Markdown of a chapter in a language.
+def text_cells(lang, path):
+    """``(texts, missing)``: the text cells of the page at ``path`` in ``lang``, without a build.
+
+    Outside Sphinx, references keep their labels and ``literalinclude`` names its
+    file: enough to see the translation (the tests check that nothing is missing).
+    """
+    from myst_nb.core.read import read_myst_markdown_notebook
     from myst_parser.config.main import MdParserConfig
 
-    lang, path = sys.argv[1], Path(sys.argv[2])
     root = Path(__file__).resolve().parents[2]
-    page = path.resolve().relative_to(root / "docs").with_suffix("").as_posix()
-    po = root / "locale" / lang / "LC_MESSAGES" / f"{page}.po"
-    catalog = load_catalog(po) if lang != "en" else {}
-    md_config = MdParserConfig(enable_extensions={"dollarmath", "amsmath", "colon_fence", "deflist"})
+    conf = ast.parse((root / "conf.py").read_text(encoding="utf-8"))
+    extensions = next(
+        ast.literal_eval(node.value) for node in conf.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "myst_enable_extensions"
+    )
+    md_config = MdParserConfig(enable_extensions=set(extensions))
+    page = Path(path).resolve().relative_to(root / "docs").with_suffix("").as_posix()
+    catalog = load_catalog(root / "locale" / lang / "LC_MESSAGES" / f"{page}.po") if lang != "en" else {}
     converter = Converter(
         md_parser(md_config), catalog, lambda target, role: target,
-        lambda argument, options, line: (f"# {argument} {options}", "python"), translate=lang != "en",
+        lambda argument, options, line: (f"# {argument}", "python"), translate=lang != "en",
     )
-    from myst_nb.core.read import read_myst_markdown_notebook
+    nb = read_myst_markdown_notebook(Path(path).read_text(encoding="utf-8"), config=md_config)
+    texts = [converter.convert(cell.source) for cell in nb.cells if cell.cell_type == "markdown"]
+    return texts, converter.missing
 
-    nb = read_myst_markdown_notebook(path.read_text(encoding="utf-8"), config=md_config)
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            print(converter.convert(cell.source), end="\n\n")
-    print(json.dumps(converter.missing, ensure_ascii=False, indent=1), file=sys.stderr)
+
+if __name__ == "__main__":
+    texts, missing = text_cells(sys.argv[1], sys.argv[2])
+    print("\n\n".join(texts))
+    for key in missing:
+        print("untranslated:", key[:100], file=sys.stderr)
