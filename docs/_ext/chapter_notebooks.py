@@ -366,7 +366,7 @@ def _ref_title(app):
         if role == "doc":
             name = target.lstrip("/")
             text = app.env.titles[name].astext() if name in app.env.titles else target
-            return text
+            return "*" + text.replace("*", "\\*") + "*"
         entry = std.labels.get(target.lower())
         if entry is None:
             logger.warning(f"chapter_notebooks: {{{role}}}`{target}`: no such label", type="chapter_notebooks")
@@ -374,7 +374,7 @@ def _ref_title(app):
         docname, labelid, text = entry
         if base:
             return f"[{text}]({base}{docname}.html#{labelid})"
-        return text
+        return "*" + text.replace("*", "\\*") + "*"  # a title, set apart as titles are
 
     return title
 
