@@ -34,8 +34,7 @@ import nbformat
 from sphinx.locale import admonitionlabels, get_translation
 from sphinx.util import logging
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from translated_downloads import load_catalog, lookup  # noqa: E402
+from translated_downloads import load_catalog, lookup
 
 _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
@@ -271,10 +270,16 @@ def read_page(path, md_config, nb_config):
 
 
 def with_outputs(notebook, cache_path):
-    """``notebook`` with the outputs of its last run, from myst-nb's execution cache."""
+    """``notebook`` with the outputs of its last run, from myst-nb's execution cache.
+
+    ``None`` if the cache has no run of this code (``nb_execution_mode`` not ``cache``).
+    """
     from jupyter_cache import get_cache
 
-    _pk, merged = get_cache(cache_path).merge_match_into_notebook(notebook)
+    try:
+        _pk, merged = get_cache(cache_path).merge_match_into_notebook(notebook)
+    except KeyError:
+        return None
     return merged
 
 
@@ -397,10 +402,16 @@ def _include(app, docname):
 def chapter_notebook(app, docname, translate=True):
     """``(notebook, missing)`` of one chapter page, in the build's language."""
     env = app.env
-    executed = with_outputs(
-        read_page(env.doc2path(docname), env.myst_config, env.mystnb_config),
-        app.config.nb_execution_cache_path,
-    )
+    page = read_page(env.doc2path(docname), env.myst_config, env.mystnb_config)
+    executed = with_outputs(page, app.config.nb_execution_cache_path)
+    if executed is None:
+        logger.warning(
+            f"chapter_notebooks: {docname}: no executed copy in the notebook cache "
+            f"{app.config.nb_execution_cache_path} (nb_execution_mode is {app.config.nb_execution_mode!r}, "
+            "'cache' is needed): its notebook has no outputs",
+            type="chapter_notebooks",
+        )
+        executed = page
     lang = app.config.language or "en"
     converter = Converter(
         md_parser(env.myst_config),
@@ -430,7 +441,7 @@ def write_notebooks(app, exception):
     notebooks.  Runs after ``translated_downloads`` (priority), whose Spanish
     gallery notebooks go into the archive.
     """
-    if exception is not None or app.builder.format != "html":
+    if exception is not None or app.builder.name != "html":  # not epub, whose format is html too
         return
     lang = app.config.language or "en"
     out = Path(app.outdir, NOTEBOOKS)
@@ -465,7 +476,7 @@ def button_context(app, pagename, templatename, context, doctree):
     Why: the theme's download button offers the ``.md`` source and printing,
     not a notebook; a relative link reads offline and wherever the site is hosted.
     """
-    if PAGES.match(pagename) and pagename in app.env.found_docs:
+    if app.builder.name == "html" and PAGES.match(pagename) and pagename in app.env.found_docs:
         up = "../" * pagename.count("/")
         context["book_notebook_href"] = f"{up}{NOTEBOOKS}/{notebook_name(pagename)}"
         context["book_notebook_label"] = _(BUTTON)
