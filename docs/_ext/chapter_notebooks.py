@@ -338,7 +338,8 @@ def build_notebook(executed, converter, intro, number=None):
 
 
 def intro_text(title, book, url):
-    lines = [f"*{book}*", "", _(ABOUT).format(title=title, book=book)]
+    """The first cell: where the chapter comes from, and what it needs to run."""
+    lines = [_(ABOUT).format(title=title, book=book)]
     if url:
         lines += ["", _(ABOUT_ONLINE).format(url=f"<{url}>")]
     return "\n".join(lines + ["", _(INSTALL)])
