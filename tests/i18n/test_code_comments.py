@@ -214,6 +214,25 @@ def printed_in_cells(docs=DOCS, examples=EXAMPLES, root=ROOT):
                 yield f"{where}:{line}", text
 
 
+def cell_docstrings(docs=DOCS, examples=EXAMPLES, root=ROOT):
+    """``(where, text)`` of every docstring written in the pages' cells and the gallery's code blocks.
+
+    (The package code the chapters show comes without its docstrings:
+    ``docs/_ext/book_listings.py``.)
+    """
+    for found in (page_cells(docs, root), gallery_code_blocks(examples, root)):
+        for where, first, code in found:
+            try:
+                tree = ast.parse(code)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    doc = ast.get_docstring(node, clean=False)
+                    if doc is not None:
+                        yield f"{where}:{first + node.body[0].lineno - 1}", doc
+
+
 def test_the_sources_have_shown_code():
     # Guards the parsers: an empty scan would pass the test below without checking anything.
     assert sum(1 for _ in page_cells()) > 100
@@ -239,6 +258,29 @@ def test_no_english_prose_printed_by_the_cells():
         "cells print English sentences (the Spanish pages show them untranslated): print "
         "names, symbols and numbers, and say the rest in the page's text:\n" + "\n".join(prose)
     )
+
+
+def test_no_english_prose_in_the_cells_docstrings():
+    prose = [f"{where}: {text!r}" for where, text in cell_docstrings() if reads_as_prose(text)]
+    assert not prose, (
+        "docstrings in the cells read as English prose (the Spanish pages show them "
+        "untranslated): use a comment with shapes or symbols, and say the rest in the "
+        "page's text:\n" + "\n".join(prose)
+    )
+
+
+def test_a_docstring_in_a_cell_is_found(tmp_path):
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text(
+        '```{code-cell} ipython3\ndef f(w):\n    """Keys after the query get zero weight."""\n'
+        "    return w\n```\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "examples").mkdir()
+    found = list(cell_docstrings(tmp_path / "docs", tmp_path / "examples", tmp_path))
+    assert found == [("docs/page.md:3", "Keys after the query get zero weight.")], found
+    assert reads_as_prose(found[0][1])
 
 
 def test_a_printed_sentence_is_found():
