@@ -11,7 +11,8 @@ it writes, for every chapter (a MyST notebook of ``docs/chapters/``):
   the messages Sphinx extracted from the page, with the lookup of
   ``translated_downloads.py``), then MyST's own syntax is written the way plain
   Jupyter reads it (roles as text, admonitions as quotes, solutions as
-  ``<details>``, ``literalinclude`` as the code Sphinx includes);
+  ``<details>``, ``literalinclude`` as the code the page shows: what Sphinx
+  includes, without docstrings, as ``book_listings.py`` shows it);
 - ``<outdir>/downloads/attention-notebooks-<lang>.zip``: those notebooks and
   the gallery's (``_downloads``, already translated by ``translated_downloads``).
 
@@ -34,6 +35,7 @@ import nbformat
 from sphinx.locale import admonitionlabels, get_translation
 from sphinx.util import logging
 
+from book_listings import strip_docstrings
 from translated_downloads import load_catalog, lookup
 
 _ = get_translation("sphinx")
@@ -394,6 +396,8 @@ def _include(app, docname):
         spec = LiteralInclude.option_spec
         opts = {k: spec[k](v or None) if k in spec else v for k, v in options.items()}
         code, _lines = LiteralIncludeReader(path, opts, app.config).read(location=(docname, line))
+        if path.endswith(".py"):  # as the page shows it (book_listings: the API page has the docstrings)
+            code = strip_docstrings(code)
         language = opts.get("language") or ("python" if path.endswith(".py") else "")
         return code, language
 

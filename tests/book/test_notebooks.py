@@ -157,10 +157,11 @@ def test_chapter_notebook_is_the_page(site_dir, lang, chapter):
     # The chapter's title, numbered as on the page, opens the chapter's text.
     heading = re.search(r"^# (.+)$", text, re.M)
     assert heading and words(heading[1]) == title_of(doc), f"{where}: title {heading and heading[1]!r}, page {title_of(doc)!r}"
-    # literalinclude: the package's real code, as the page shows it.
-    for pre in doc.select("div.highlight-python pre"):
-        if not pre.find_parent("div", class_="cell"):
-            assert pre.get_text().rstrip("\n") in text, f"{where}: included code missing: {pre.get_text()[:80]!r}"
+    # literalinclude: the package's real code, as the page shows it, in the same order.
+    listings = [pre.get_text().rstrip("\n") for pre in doc.select("div.highlight-python pre")
+                if not pre.find_parent("div", class_="cell")]
+    fences = [m[1].rstrip("\n") for m in re.finditer(r"^```python\n(.*?)^```$", text, re.S | re.M)]
+    assert fences == listings, f"{where}: {len(fences)} Python blocks, the page shows {len(listings)} listings (or they differ)"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
