@@ -48,8 +48,10 @@ root-index:
 	touch $(BUILDDIR)/html/.nojekyll
 
 # The PDF and the EPUB: each builder keeps its own doctrees (the notebook cache and the
-# gallery are shared with make html), and tools/print_check.py fails on a missing glyph
-# or an undefined reference, then copies the file to $(BUILDDIR)/html/<lang>/downloads/.
+# gallery are shared with make html); every page is written again (-a: one file holds them
+# all, and a change to the build's code alone would leave stale pages in it), and
+# tools/print_check.py fails on a missing glyph or an undefined reference, then copies
+# the file to $(BUILDDIR)/html/<lang>/downloads/.
 pdf: $(addprefix pdf-,$(LANGUAGES))
 
 $(addprefix pdf-,$(LANGUAGES)): pdf-%:
@@ -60,7 +62,7 @@ $(addprefix pdf-,$(LANGUAGES)): pdf-%:
 epub: $(addprefix epub-,$(LANGUAGES))
 
 $(addprefix epub-,$(LANGUAGES)): epub-%:
-	$(SPHINX) -b epub -D language=$* -d $(BUILDDIR)/doctrees/epub-$* $(SOURCEDIR) $(BUILDDIR)/epub/$*
+	$(SPHINX) -b epub -a -D language=$* -d $(BUILDDIR)/doctrees/epub-$* $(SOURCEDIR) $(BUILDDIR)/epub/$*
 	$(PYTHON) tools/print_check.py epub $(BUILDDIR)/epub/$* $(BUILDDIR)/html/$*/downloads
 
 # html last: its landing page links the files that exist.

@@ -181,8 +181,7 @@ latex_domain_indices = False
 latex_show_urls = "footnote"
 
 # The EPUB's mathematics: SVG images drawn by LaTeX (e-readers do not run MathJax).
-# book_print registers epub_math_renderer and loads sphinx.ext.imgmath; the HTML keeps MathJax.
-html_math_renderer = "mathjax"
+# book_print registers epub_math_renderer and loads sphinx.ext.imgmath.
 epub_math_renderer = "imgmath"
 imgmath_image_format = "svg"
 imgmath_use_preview = True  # inline formulas sit on the text's baseline

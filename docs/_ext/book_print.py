@@ -16,6 +16,7 @@ where the landing page's "Take the book away" section links them.
 
 import os
 import re
+import shutil
 import sys
 import unicodedata
 from pathlib import Path
@@ -82,6 +83,9 @@ def print_config(app, config):
     config.epub_description = SITE_TEXT[lang]["description"]
     config.epub_identifier = stem
     config.epub_uid = stem.replace("-", "_")
+    # imgmath is loaded for the EPUB alone: the web pages keep the default renderer.
+    if config.html_math_renderer is None:
+        config.html_math_renderer = "mathjax"
 
 
 def epub_templates(app):
@@ -93,6 +97,9 @@ def epub_templates(app):
     """
     if app.builder.name != "epub":
         return
+    # The EPUB packs every file of its folder: not the MathJax a web-page hook
+    # (book_offline) copied there after the previous build; the EPUB draws formulas as SVG.
+    shutil.rmtree(Path(app.outdir, "_static", "mathjax"), ignore_errors=True)
     ours = Path(app.confdir, "docs", "_templates").resolve()
     app.config.templates_path = [p for p in app.config.templates_path if Path(p).resolve() != ours]
     app.builder.templates.init(app.builder, app.builder.theme)
@@ -186,18 +193,97 @@ class ShowHiddenCells(SphinxPostTransform):
     """Print the code cells the web pages fold (``hide-cell``) open in the EPUB.
 
     Why: they hold the code that checks a solution; myst-nb folds them in a
-    ``<details>`` that e-readers render unevenly.  (Its LaTeX output already
-    prints them.)
+    ``<details>`` (its ``HideInputCells``, priority 199, reads ``hide_mode``)
+    that e-readers render unevenly.  Its LaTeX output already prints them.
     """
 
     default_priority = 150
     builders = ("epub",)
 
     def run(self, **kwargs):
-        from myst_nb.sphinx_ import HideCodeCellNode
+        for node in self.document.findall(nodes.container):
+            if node.get("nb_element") == "cell_code" and node.get("hide_mode"):
+                del node["hide_mode"]
 
-        for node in list(self.document.findall(HideCodeCellNode)):
-            node.replace_self(node.children)
+
+# -- the EPUB's mathematics, drawn in one LaTeX run ----------------------------------------------
+
+DVISVGM_PAGE = re.compile(r"processing page (\d+)|depth=(-?[\d.]+)pt|output written to (\S+)")
+
+
+def epub_math_in_one_run(app, builder):
+    """Draw every formula of the EPUB with one LaTeX run and one dvisvgm run.
+
+    Why: ``sphinx.ext.imgmath`` runs LaTeX and dvisvgm once per formula, about
+    750 per language (minutes per EPUB).  Before the pages are written, this
+    puts every formula, wrapped exactly as imgmath wraps it, on a page of its
+    own in one document, and stores each page's SVG (with its depth) under the
+    name imgmath gives it; imgmath then finds every image already drawn.  A
+    formula LaTeX cannot typeset makes the whole run fail: imgmath then draws
+    them one by one and reports the culprit.
+    """
+    if builder.name != "epub" or getattr(builder, "math_renderer_name", None) != "imgmath":
+        return
+    import hashlib
+    import subprocess
+    import tempfile
+
+    from sphinx.ext.imgmath import generate_latex_macro, write_svg_depth
+    from sphinx.util.math import wrap_displaymath
+
+    config = app.config
+    outdir = Path(builder.outdir, builder.imagedir, "math")
+    todo = {}  # image path -> the LaTeX document imgmath would compile
+    for docname in sorted(app.env.found_docs):
+        for node in app.env.get_doctree(docname).findall(lambda n: isinstance(n, (nodes.math, nodes.math_block))):
+            if isinstance(node, nodes.math):
+                math = "$" + node.astext() + "$"
+            elif node.get("no-wrap", node.get("nowrap", False)):
+                math = node.astext()
+            else:
+                math = wrap_displaymath(node.astext(), None, False)
+            latex = generate_latex_macro("svg", math, config, builder.confdir)
+            path = outdir / f"{hashlib.sha1(latex.encode(), usedforsecurity=False).hexdigest()}.svg"
+            if not path.is_file():
+                todo[path] = latex
+    if not todo:
+        return
+    begin, end = r"\begin{document}", r"\end{document}"
+    documents = list(todo.values())
+    preamble = documents[0][: documents[0].index(begin)]
+    if any(not doc.startswith(preamble + begin) for doc in documents):
+        return  # not the one template imgmath uses for all: let it draw them itself
+    bodies = [doc[doc.index(begin) + len(begin) : doc.rindex(end)] for doc in documents]
+    with tempfile.TemporaryDirectory(suffix="-book-math") as tmp:
+        Path(tmp, "math.tex").write_text(preamble + begin + "".join(bodies) + end, encoding="utf-8")
+        latex_run = subprocess.run(
+            [config.imgmath_latex, "--interaction=nonstopmode", *config.imgmath_latex_args, "math.tex"],
+            cwd=tmp, capture_output=True,
+        )
+        if latex_run.returncode != 0:
+            return
+        svg_run = subprocess.run(
+            [config.imgmath_dvisvgm, *config.imgmath_dvisvgm_args, "--page=1-", "-o", "page-%p.svg", "math.dvi"],
+            cwd=tmp, capture_output=True, text=True,
+        )
+        if svg_run.returncode != 0:
+            return
+        pages, page, depth = {}, None, None
+        for match in DVISVGM_PAGE.finditer(svg_run.stderr):
+            if match[1]:
+                page, depth = int(match[1]), None
+            elif match[2]:
+                depth = round(float(match[2]) * 100 / 72.27)  # as imgmath: pixels at 100 ppi
+            elif match[3] and page is not None:
+                pages[page] = (Path(tmp, match[3]), depth)
+        if len(pages) != len(todo):
+            return
+        outdir.mkdir(parents=True, exist_ok=True)
+        for number, path in enumerate(todo, start=1):
+            svg, depth = pages[number]
+            shutil.move(svg, path)
+            if depth is not None:
+                write_svg_depth(path, depth)
 
 
 class downloads_list(nodes.Element):  # noqa: N801
@@ -312,6 +398,7 @@ def setup(app):
     app.connect("builder-inited", epub_templates)
     app.connect("doctree-read", mark_parts)
     app.connect("env-get-outdated", downloads_changed)
+    app.connect("write-started", epub_math_in_one_run)
     app.add_node(
         book_part,
         html=(skip, None),
