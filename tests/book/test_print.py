@@ -33,7 +33,7 @@ BUILD = ROOT / "_build"
 # Pages with a Markdown title of their own: every chapter, the glossary, the building page.
 TITLED_PAGES = [p for p in WRITTEN_PAGES if (DOCS / f"{p}.md").is_file() and p != "index"]
 # Debian's packages make pdf needs (README: "PDF and EPUB").
-PDF_TOOLS = ("xelatex", "latexmk", "xindy", "pdftotext", "pdfimages")
+PDF_TOOLS = ("xelatex", "latexmk", "xindy", "dvisvgm", "pdftotext", "pdfimages")
 
 
 def titles():
@@ -83,8 +83,8 @@ def print_files():
     if missing:
         pytest.fail(
             f"make pdf needs {missing}: install Debian's texlive-xetex texlive-latex-extra "
-            "texlive-lang-spanish latexmk xindy fonts-freefont-otf fonts-dejavu-core "
-            "poppler-utils (.ci/run does)",
+            "texlive-lang-spanish latexmk xindy preview-latex-style dvisvgm fonts-freefont-otf "
+            "fonts-dejavu-core poppler-utils (README: PDF and EPUB; .ci/run does)",
             pytrace=False,
         )
     if os.environ.get("BOOK_SKIP_BUILD") != "1":
