@@ -255,3 +255,34 @@ def test_epub_links_images_and_math_resolve(print_files, lang):
     assert not problems, f"{lang}: " + "\n".join(problems[:20])
     chapter = pages[f"{CHAPTERS[3]}.xhtml"]
     assert chapter.select("img.math"), f"{lang}/{CHAPTERS[3]}: no typeset formula"
+
+
+# -- the landing page's links ------------------------------------------------------------------
+
+
+def test_landing_page_links_only_what_exists(tmp_path, monkeypatch):
+    # A file is linked where it lies (downloads/ under the language's root), or named with
+    # the command that makes it; on Read the Docs, where it serves the formats it builds.
+    from types import SimpleNamespace
+
+    from book_print import download_entries
+
+    for var in ("READTHEDOCS", "READTHEDOCS_LANGUAGE", "READTHEDOCS_VERSION"):
+        monkeypatch.delenv(var, raising=False)
+    app = SimpleNamespace(
+        config=SimpleNamespace(language="es", project=BOOK_TITLES["es"]), outdir=str(tmp_path), extensions={}
+    )
+    assert download_entries(app) == [("pdf", None, "make pdf-es"), ("epub", None, "make epub-es")]
+    (tmp_path / "downloads").mkdir()
+    (tmp_path / "downloads" / "atencion-desde-cero-es.pdf").write_bytes(b"%PDF")
+    app.extensions = {"chapter_notebooks": None}  # make html writes the archive itself
+    assert download_entries(app) == [
+        ("pdf", "downloads/atencion-desde-cero-es.pdf", "make pdf-es"),
+        ("epub", None, "make epub-es"),
+        ("notebooks", "downloads/attention-notebooks-es.zip", "make html"),
+    ]
+    monkeypatch.setenv("READTHEDOCS", "True")
+    monkeypatch.setenv("READTHEDOCS_LANGUAGE", "es")
+    monkeypatch.setenv("READTHEDOCS_VERSION", "latest")
+    hrefs = [href for _, href, _ in download_entries(app)]
+    assert hrefs == ["/_/downloads/es/latest/pdf/", "/_/downloads/es/latest/epub/", "downloads/attention-notebooks-es.zip"]
