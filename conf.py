@@ -67,6 +67,7 @@ extensions = [
     "book_offline",  # docs/_ext: MathJax from the site, executed notebooks out of it
     "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
     "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
+    "book_listings",  # docs/_ext: the package's code shown without its docstrings
     "translated_ui",  # docs/_ext: search strings, API types, labels in the reader's language
     "translated_downloads",  # docs/_ext: the gallery's downloads with translated text blocks
     "book_print",  # docs/_ext/book_print.py: the PDF and the EPUB (make pdf, make epub)

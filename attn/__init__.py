@@ -10,8 +10,8 @@ Modules, in the order the book teaches them:
 - :class:`PrepareForMultiHeadAttention`, :class:`SeqFirstMultiHeadAttention`: the
   sequence-first ``einsum`` formulation;
 - :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
-- :class:`KVCache`, :class:`GroupedQueryAttention`, :func:`mean_pool_kv_heads`:
-  decoding with a cache, shared keys and values;
+- :class:`KVCache`, :func:`kv_cache_bytes`, :class:`GroupedQueryAttention`,
+  :func:`mean_pool_kv_heads`: decoding with a cache, its size, shared keys and values;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
 - :mod:`attn.diagrams`: diagrams of the mechanism, drawn from the shapes of real tensors;
 - :func:`journey`: the notes' six-token example.
@@ -24,7 +24,7 @@ from .data import journey
 from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
 from .grouped_query import GroupedQueryAttention, mean_pool_kv_heads
 from .input_block import TransformerInputBlock
-from .kv_cache import KVCache
+from .kv_cache import KVCache, kv_cache_bytes
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .positional import PositionalEncoding
 from .rope import RotaryEmbedding
@@ -46,6 +46,7 @@ __all__ = [
     "TransformerInputBlock",
     "RotaryEmbedding",
     "KVCache",
+    "kv_cache_bytes",
     "GroupedQueryAttention",
     "mean_pool_kv_heads",
 ]

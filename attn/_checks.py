@@ -28,6 +28,15 @@ def positive_int(name, value):
     return int(value)
 
 
+def non_negative_int(name, value):
+    """Check that ``value`` is an ``int`` of at least zero (``bool`` is refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
+    if value < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {value}")
+    return int(value)
+
+
 def probability(name, p):
     """Check that ``p`` is a real number in ``[0, 1)`` (a dropout probability)."""
     if isinstance(p, bool) or not isinstance(p, numbers.Real):

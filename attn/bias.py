@@ -69,11 +69,11 @@ def alibi_slopes(num_heads, *, device=None):
         torch.Tensor: float32 tensor of shape ``(num_heads,)``, each slope in ``(0, 1)``.
     """
     num_heads = _checks.positive_int("num_heads", num_heads)
-    n = 2 ** math.floor(math.log2(num_heads))  # largest power of two <= num_heads
+    n = 2 ** math.floor(math.log2(num_heads))  # n = 2^k <= num_heads < 2^(k+1)
     h = torch.arange(n, dtype=torch.float64)  # (n,)
     slopes = torch.exp2(-8.0 * (h + 1) / n)  # (n,): 2^(-8/n), 2^(-16/n), ...
     odd = torch.arange(num_heads - n, dtype=torch.float64)  # (num_heads - n,)
-    extra = torch.exp2(-8.0 * (2 * odd + 1) / (2 * n))  # slopes 1, 3, 5, ... of 2n heads
+    extra = torch.exp2(-8.0 * (2 * odd + 1) / (2 * n))  # alibi_slopes(2n)[0::2][:num_heads - n]
     return torch.cat((slopes, extra)).to(dtype=torch.float32, device=device)  # (num_heads,)
 
 
@@ -105,5 +105,5 @@ def alibi_bias(num_heads, T_q, T_k=None, *, device=None):
     m = alibi_slopes(num_heads, device=device)  # (num_heads,)
     i = torch.arange(T_q, device=device)[:, None]  # (T_q, 1)
     j = torch.arange(T_k, device=device)[None, :]  # (1, T_k)
-    distance = (i - j).float()  # (T_q, T_k): how far key j lies behind query i
+    distance = (i - j).float()  # (T_q, T_k): i - j
     return -m[:, None, None] * distance  # (num_heads, 1, 1) * (T_q, T_k) -> (num_heads, T_q, T_k)

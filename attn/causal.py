@@ -69,6 +69,6 @@ class CausalAttention(nn.Module):
         k = self.W_key(x)
         v = self.W_value(x)
         p = self.dropout.p if self.training else 0.0
-        return AF.scaled_dot_product_attention(  # fused kernel, or explicit path with weights
+        return AF.scaled_dot_product_attention(  # F.scaled_dot_product_attention | explicit (return_weights)
             q, k, v, is_causal=True, dropout_p=p, return_weights=return_weights
         )

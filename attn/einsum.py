@@ -147,7 +147,7 @@ class SeqFirstMultiHeadAttention(nn.Module):
         k = self.key(key)  # [seq_k, batch, d_model] -> [seq_k, batch, heads, d_k]
         v = self.value(value)  # [seq_k, batch, d_model] -> [seq_k, batch, heads, d_k]
         scores = self.get_scores(q, k) * self.scale  # -> [seq_q, seq_k, batch, heads]
-        attn = AF.masked_softmax(scores, mask, dim=1)  # softmax over j, the keys
+        attn = AF.masked_softmax(scores, mask, dim=1)  # softmax_j (dim=1: j)
         attn = self.dropout(attn)
         x = torch.einsum("ijbh,jbhd->ibhd", attn, v)  # -> [seq_q, batch, heads, d_k]
         self.attn = attn.detach()

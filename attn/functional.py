@@ -224,11 +224,11 @@ def attention_weights(q, k, mask=None, *, is_causal=False, scale=None):
     """
     scale, _ = _checks.attention(q, k, k, mask, is_causal=is_causal, scale=scale)
     if scale is None:
-        scale = 1.0 / math.sqrt(q.size(-1))  # d_k is the width of the queries and keys
+        scale = 1.0 / math.sqrt(q.size(-1))  # s = 1 / sqrt(d_k), d_k = q.size(-1)
     mask, bias = _split_mask(mask, q.dtype)
     att = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
     if bias is not None:
-        att = att + bias  # a float mask is added to the scores: (..., T_q, T_k) + M
+        att = att + bias  # (..., T_q, T_k) + M, M float
     return masked_softmax(att, _full_mask(q, k, mask, is_causal))
 
 

@@ -103,19 +103,19 @@ class GroupedQueryAttention(nn.Module):
             ``weights`` ``(..., num_heads, T, T_cached + T)``.
         """
         _checks.forward_inputs(self, x, return_weights, cache=cache)
-        P, T = (0 if cache is None else len(cache)), x.size(-2)  # P positions already cached
+        P, T = (0 if cache is None else len(cache)), x.size(-2)  # P = T_cached
         q = AF.split_heads(self.W_query(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
         k = AF.split_heads(self.W_key(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
         v = AF.split_heads(self.W_value(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
-        if self.rope is not None:  # rotate by the absolute positions P .. P + T - 1
+        if self.rope is not None:  # RoPE: positions P .. P + T - 1
             q, k = self.rope(q, offset=P), self.rope(k, offset=P)
         if cache is not None:
-            k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head): cached positions, then the new ones
+            k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head) = cat(cached, new)
         k = k.repeat_interleave(self.group_size, dim=-3)  # (B, h_kv, P+T, d_head) -> (B, h, P+T, d_head)
-        v = v.repeat_interleave(self.group_size, dim=-3)  # query head i reads kv head i // group_size
-        mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P+T-1 of the causal mask
+        v = v.repeat_interleave(self.group_size, dim=-3)  # q head i -> kv head i // group_size
+        mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P + T - 1
         p = self.dropout.p if self.training else 0.0
-        out = AF.scaled_dot_product_attention(  # fused kernel, or explicit path with weights
+        out = AF.scaled_dot_product_attention(  # F.scaled_dot_product_attention | explicit (return_weights)
             q, k, v, mask, is_causal=not P, dropout_p=p, return_weights=return_weights
         )
         out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)
@@ -174,24 +174,14 @@ def mean_pool_kv_heads(module, num_kv_heads):
         ValueError: when ``num_kv_heads`` is not a positive int dividing ``h_kv_old``,
             or ``module`` is a non-causal ``MultiHeadAttention``.
     """
-    if not isinstance(module, (MultiHeadAttention, GroupedQueryAttention)):
-        raise TypeError(
-            "module must be an attn.MultiHeadAttention or attn.GroupedQueryAttention, "
-            f"got {type(module).__name__}"
-        )
-    if isinstance(module, MultiHeadAttention) and not module.causal:
-        raise ValueError("module must be causal (GroupedQueryAttention is), got causal=False")
-    old = getattr(module, "num_kv_heads", module.num_heads)  # key-value heads before pooling
-    _checks.positive_int("num_kv_heads", num_kv_heads)
-    if old % num_kv_heads:
-        raise ValueError(f"num_kv_heads must divide the module's {old} key-value heads, got num_kv_heads={num_kv_heads}")
+    old = _check_pool(module, num_kv_heads)  # h_kv_old
     rope = getattr(module, "rope", None)
     new = GroupedQueryAttention(
         module.d_in, module.d_out, module.context_length, module.dropout.p, module.num_heads, num_kv_heads,
         qkv_bias=module.W_query.bias is not None, rope_base=None if rope is None else rope.base,
     )
     new = new.to(device=module.W_query.weight.device, dtype=module.W_query.weight.dtype)
-    r, d = old // num_kv_heads, module.head_dim  # r old heads per new head
+    r, d = old // num_kv_heads, module.head_dim  # r = h_kv_old / h_kv
     with torch.no_grad():
         new.W_query.load_state_dict(module.W_query.state_dict())
         new.out_proj.weight.copy_(module.out_proj.weight)
@@ -202,3 +192,19 @@ def mean_pool_kv_heads(module, num_kv_heads):
             if theirs.bias is not None:
                 mine.bias.copy_(theirs.bias.view(num_kv_heads, r, d).mean(dim=1).reshape(-1))  # (h_kv * d,)
     return new.train(module.training)
+
+
+def _check_pool(module, num_kv_heads):
+    """The input checks of :func:`mean_pool_kv_heads`; returns ``h_kv_old``."""
+    if not isinstance(module, (MultiHeadAttention, GroupedQueryAttention)):
+        raise TypeError(
+            "module must be an attn.MultiHeadAttention or attn.GroupedQueryAttention, "
+            f"got {type(module).__name__}"
+        )
+    if isinstance(module, MultiHeadAttention) and not module.causal:
+        raise ValueError("module must be causal (GroupedQueryAttention is), got causal=False")
+    old = getattr(module, "num_kv_heads", module.num_heads)
+    _checks.positive_int("num_kv_heads", num_kv_heads)
+    if old % num_kv_heads:
+        raise ValueError(f"num_kv_heads must divide the module's {old} key-value heads, got num_kv_heads={num_kv_heads}")
+    return old

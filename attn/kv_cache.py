@@ -13,13 +13,13 @@ dimension :math:`d_{head}`, :math:`T` cached positions and :math:`b` bytes per n
 
     2 \cdot L \cdot h_{kv} \cdot d_{head} \cdot T \cdot b \quad \text{bytes per sequence}
 
-(the 2 counts keys and values).
+(the 2 counts keys and values); :func:`kv_cache_bytes` computes it.
 """
 import torch
 
 from . import _checks
 
-__all__ = ["KVCache"]
+__all__ = ["KVCache", "kv_cache_bytes"]
 
 
 class KVCache:
@@ -63,7 +63,10 @@ class KVCache:
 
     @property
     def nbytes(self):
-        """Bytes held by the cached keys and values, ``2 * B * h_kv * T_cached * d_head * b``."""
+        """Bytes held by the cached keys and values, ``2 * B * h_kv * T_cached * d_head * b``.
+
+        For a model's caches, the sum of their ``nbytes`` is :func:`kv_cache_bytes`.
+        """
         if self.k is None:
             return 0
         return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
@@ -106,3 +109,52 @@ class KVCache:
         v = v if self.v is None else torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
         self.k, self.v = k, v
         return k, v
+
+
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, *, batch=1, bytes_per_element=2,
+                   window=None):
+    r"""Bytes that the KV caches of a whole model hold.
+
+    Each of the :math:`L` attention layers keeps a key and a value of :math:`d_{head}`
+    numbers per key-value head and per cached position:
+
+    .. math::
+
+        2 \cdot L \cdot h_{kv} \cdot d_{head} \cdot T \cdot b \cdot B \quad \text{bytes},
+
+    the 2 for keys and values. With a sliding window of :math:`w` positions (see
+    :func:`attn.bias.sliding_window_mask`) a layer keeps only the last :math:`w`
+    positions: :math:`T` becomes :math:`\min(T, w)`. For the caches of a model that has
+    read ``seq_len`` positions, it equals the sum of their :attr:`KVCache.nbytes`.
+
+    Args:
+        num_layers (int): attention layers :math:`L`, one cache each.
+        num_kv_heads (int): key-value heads per layer, :math:`h_{kv}`
+            (``num_heads`` for multi-head attention).
+        head_dim (int): dimension of one head, :math:`d_{head}`.
+        seq_len (int): positions read so far, :math:`T`.
+        batch (int): sequences :math:`B`, each with its own cache. Default: 1.
+        bytes_per_element (int): bytes per number, :math:`b`: 2 for 16-bit numbers
+            (the default), 4 for float32.
+        window (int or None): sliding window :math:`w`; ``None`` (the default) keeps
+            every position.
+
+    Returns:
+        int: the size in bytes.
+
+    Raises:
+        TypeError: when an argument is not an ``int`` (``window`` may be ``None``).
+        ValueError: when an argument is not positive (``seq_len`` may be 0).
+
+    Example::
+
+        >>> attn.kv_cache_bytes(32, 8, 128, 8192)  # Llama-3-8B-like, 16-bit, one sequence
+        1073741824
+    """
+    L, h_kv, d, B, b = _checks.sizes(num_layers=num_layers, num_kv_heads=num_kv_heads,
+                                     head_dim=head_dim, batch=batch,
+                                     bytes_per_element=bytes_per_element)
+    T = _checks.non_negative_int("seq_len", seq_len)
+    if window is not None:
+        T = min(T, _checks.positive_int("window", window))  # min(T, w)
+    return 2 * L * h_kv * d * T * b * B

@@ -161,14 +161,14 @@ class MultiHeadAttention(nn.Module):
         k = AF.split_heads(self.W_key(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
         v = AF.split_heads(self.W_value(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
         mask, P = None, 0
-        if key_padding_mask is not None:  # (B, T) -> (B, 1, 1, T): same keys for every head and query
+        if key_padding_mask is not None:  # (B, T) -> (B, 1, 1, T), broadcast: (B, h, T, T)
             mask = key_padding_mask[..., None, None, :]
-        if cache is not None:  # new token i sits at position P + i and sees keys 0 .. P + i
+        if cache is not None:  # P = T_cached; q_i: position P + i, keys 0 .. P + i
             P, T = len(cache), x.size(-2)
-            k, v = cache.update(k, v)  # (B, h, P + T, d_head): cached positions, then the new ones
-            mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P+T-1 of the causal mask
+            k, v = cache.update(k, v)  # (B, h, P + T, d_head) = cat(cached, new)
+            mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P + T - 1
         p = self.dropout.p if self.training else 0.0
-        out = AF.scaled_dot_product_attention(  # fused kernel, or explicit path with weights
+        out = AF.scaled_dot_product_attention(  # F.scaled_dot_product_attention | explicit (return_weights)
             q, k, v, mask, is_causal=self.causal and not P, dropout_p=p, return_weights=return_weights
         )
         out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)

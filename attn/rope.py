@@ -76,22 +76,12 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, head_dim, max_len=4096, base=10000.0):
         super().__init__()
-        self.head_dim = _checks.positive_int("head_dim", head_dim)
-        if self.head_dim % 2 != 0:
-            raise ValueError(
-                f"head_dim must be even (RoPE rotates pairs of coordinates), got {head_dim}"
-            )
-        self.max_len = _checks.positive_int("max_len", max_len)
-        if isinstance(base, bool) or not isinstance(base, numbers.Real):
-            raise TypeError(f"base must be a float, got {type(base).__name__} ({base!r})")
-        if not base > 1.0:
-            raise ValueError(f"base must be greater than 1, got {base}")
-        self.base = float(base)
+        self.head_dim, self.max_len, self.base = _check_sizes(head_dim, max_len, base)
         i = torch.arange(0, self.head_dim, 2, dtype=torch.float64)  # (head_dim/2,): 0, 2, 4, ...
-        theta = self.base ** (-i / self.head_dim)  # (head_dim/2,), from 1 down towards 1/base
+        theta = self.base ** (-i / self.head_dim)  # (head_dim/2,): base^(-i/head_dim), 1 .. ~1/base
         p = torch.arange(self.max_len, dtype=torch.float64)  # (max_len,)
         angles = torch.outer(p, theta)  # (max_len,) x (head_dim/2,) -> (max_len, head_dim/2)
-        angles = torch.cat((angles, angles), dim=-1)  # -> (max_len, head_dim): one per half
+        angles = torch.cat((angles, angles), dim=-1)  # -> (max_len, head_dim) = [angles, angles]
         self.register_buffer("cos", angles.cos().float(), persistent=False)
         self.register_buffer("sin", angles.sin().float(), persistent=False)
 
@@ -128,3 +118,16 @@ class RotaryEmbedding(nn.Module):
                 f"offset + T = {offset} + {x.size(-2)} = {offset + x.size(-2)} positions, "
                 f"more than max_len={self.max_len}"
             )
+
+
+def _check_sizes(head_dim, max_len, base):
+    """The input checks of :class:`RotaryEmbedding`; returns ``(head_dim, max_len, base)``."""
+    head_dim = _checks.positive_int("head_dim", head_dim)
+    if head_dim % 2 != 0:
+        raise ValueError(f"head_dim must be even (RoPE rotates pairs of coordinates), got {head_dim}")
+    max_len = _checks.positive_int("max_len", max_len)
+    if isinstance(base, bool) or not isinstance(base, numbers.Real):
+        raise TypeError(f"base must be a float, got {type(base).__name__} ({base!r})")
+    if not base > 1.0:
+        raise ValueError(f"base must be greater than 1, got {base}")
+    return head_dim, max_len, float(base)

@@ -94,4 +94,4 @@ class SelfAttentionV2(nn.Module):
         """Queries, keys and values, each ``(..., T, d_in) -> (..., T, d_out)``."""
         return self.W_query(x), self.W_key(x), self.W_value(x)
 
-    forward = SelfAttentionV1.forward  # the same forward pass: only the projections differ
+    forward = SelfAttentionV1.forward  # V2.forward = V1.forward; V2.project != V1.project

@@ -8,8 +8,11 @@ It generates greedily, with or without a :class:`attn.KVCache` per layer: the to
 the same, only the work per token differs.
 
 :func:`pattern_batch` gives its toy task (continue a repeating pattern), :func:`train`
-and :func:`evaluate` train and score it.
+and :func:`evaluate` train and score it, and :func:`step_times` times each step of
+:meth:`TinyLM.generate`.
 """
+import time
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -18,7 +21,7 @@ from . import _checks
 from .grouped_query import GroupedQueryAttention
 from .kv_cache import KVCache
 
-__all__ = ["TinyLM", "Block", "pattern_batch", "train", "evaluate"]
+__all__ = ["TinyLM", "Block", "pattern_batch", "train", "evaluate", "step_times"]
 
 
 class Block(nn.Module):
@@ -147,7 +150,7 @@ class TinyLM(nn.Module):
             logits = self(step_input, caches)  # (B, T_step, V)
             nxt = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, V) -> (B, 1)
             idx = torch.cat([idx, nxt], dim=1)  # (B, T) -> (B, T + 1)
-            step_input = nxt if use_cache else idx  # the cache holds everything before nxt
+            step_input = nxt if use_cache else idx  # (B, 1) | (B, T + 1)
         return idx
 
     def _check_inputs(self, idx, caches, extra=0):
@@ -234,6 +237,67 @@ def evaluate(model, x):
     """Mean next-token cross-entropy (nats per token) of ``model`` on token ids ``x`` ``(B, T)``."""
     model.eval()
     return _loss(model, x).item()
+
+
+@torch.no_grad()
+def step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=time.perf_counter):
+    """Time each step of greedy decoding, :meth:`TinyLM.generate`'s loop with a clock.
+
+    Step :math:`t` (``t = 0 .. max_new_tokens - 1``) writes the token at position
+    ``T_prompt + t``; without the cache it runs the model on all ``T_prompt + t`` tokens
+    so far, with it on the prompt (first step) or the one new token. The whole
+    generation runs ``repeats`` times and each step keeps its median time, which is
+    steadier than one run. The model is used in the mode it is in (call ``eval()`` first
+    for dropout-free timings).
+
+    Args:
+        model (TinyLM): the model.
+        idx (torch.Tensor): prompt ``(B, T_prompt)``, int64.
+        max_new_tokens (int): steps to time; ``T_prompt + max_new_tokens`` must not
+            exceed ``context_length``.
+        use_cache (bool): decode with one :class:`attn.KVCache` per block.
+        repeats (int): runs of the whole generation; each step keeps its median time.
+        clock (callable): returns seconds, e.g. ``time.perf_counter`` (wall time, the
+            default) or ``time.thread_time`` (CPU time of the calling thread, which leaves
+            out the time the machine spends on other programs).
+
+    Returns:
+        tuple: ``(seconds, fed)``: ``seconds`` a float64 tensor ``(max_new_tokens,)``, the
+        median time of each step; ``fed`` the number of tokens each sequence sent through
+        the model over one generation.
+
+    Raises:
+        TypeError: as :meth:`TinyLM.generate`, or when ``repeats`` is not an ``int`` or
+            ``clock`` is not callable.
+        ValueError: as :meth:`TinyLM.generate`, or when ``repeats`` is not positive.
+    """
+    _check_step_times(model, idx, max_new_tokens, use_cache, repeats, clock)
+    runs = []
+    for _ in range(repeats):
+        caches = model.new_caches() if use_cache else None
+        seq, step_input, times, fed = idx, idx, [], 0  # (B, T_prompt)
+        for _ in range(max_new_tokens):
+            start = clock()
+            logits = model(step_input, caches)  # (B, T_step, V)
+            nxt = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, V) -> (B, 1)
+            times.append(clock() - start)
+            fed += step_input.size(1)  # T_step
+            seq = torch.cat([seq, nxt], dim=1)  # (B, T) -> (B, T + 1)
+            step_input = nxt if use_cache else seq
+        runs.append(times)
+    return torch.tensor(runs, dtype=torch.float64).median(dim=0).values, fed  # (repeats, n) -> (n,)
+
+
+def _check_step_times(model, idx, max_new_tokens, use_cache, repeats, clock):
+    """The input checks of :func:`step_times`, in one call."""
+    if not isinstance(model, TinyLM):
+        raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
+    _checks.positive_int("max_new_tokens", max_new_tokens)
+    _checks.positive_int("repeats", repeats)
+    _checks.flag("use_cache", use_cache)
+    if not callable(clock):
+        raise TypeError(f"clock must be callable (e.g. time.perf_counter), got {type(clock).__name__}")
+    model._check_inputs(idx, None, extra=max_new_tokens)
 
 
 def _loss(model, x):

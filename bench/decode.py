@@ -17,7 +17,7 @@ Two models: ``h_kv=4`` (multi-head attention) and ``h_kv=1`` (multi-query attent
 one key-value head for the four query heads). Time: the median wall time
 (``time.perf_counter``) of a few interleaved runs after a short warm-up; ``speed-up`` is time without the cache / time
 with it. The cache's size after the run is printed next to the formula
-``2 * layers * h_kv * d_head * T * 4 bytes``. Both paths must produce the same tokens;
+``2 * layers * h_kv * d_head * T * 4 bytes`` (``attn.kv_cache_bytes``). Both paths must produce the same tokens;
 the script says whether they did.
 """
 import os
@@ -30,6 +30,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+from attn import kv_cache_bytes  # noqa: E402
 from attn.tiny_lm import TinyLM  # noqa: E402
 
 V, D, LAYERS, HEADS, CONTEXT = 256, 128, 4, 4, 512
@@ -64,7 +65,7 @@ def run(num_kv_heads):
         model(tokens["KV cache"][:, :-1], caches)  # fill the caches as generation leaves them
     nbytes = sum(c.nbytes for c in caches)
     T = PROMPT + NEW - 1
-    formula = 2 * LAYERS * num_kv_heads * (D // HEADS) * T * 4
+    formula = kv_cache_bytes(LAYERS, num_kv_heads, D // HEADS, T, bytes_per_element=4)
     same = torch.equal(tokens["no cache"], tokens["KV cache"])
     return {name: statistics.median(ts) for name, ts in times.items()}, same, nbytes, formula
 

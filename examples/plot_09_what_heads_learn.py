@@ -25,14 +25,14 @@ import torch
 import attn
 from attn.two_relations import make_batch, train
 
-T = 8  # sequence length (chapter 9: 10)
+T = 8  # T (ch. 9: T = 10)
 
 # %%
 # Training
 # --------
 # 600 steps of 64 fresh random sequences; the seeds are fixed.
-model, losses = train(T=T, steps=600, seed=0)  # a trained attn.two_relations.TwoRelationNet
-print(f"loss.item()={losses[-1]:.2e}")  # the last step's loss
+model, losses = train(T=T, steps=600, seed=0)  # attn.two_relations.TwoRelationNet
+print(f"loss.item()={losses[-1]:.2e}")  # losses[-1]: step 600
 
 # %%
 # Accuracy and where each head looks

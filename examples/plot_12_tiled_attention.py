@@ -15,7 +15,8 @@ whole sequence. Companion of :ref:`ch-12`.
 # The scores :math:`s_j = q \cdot k_j / \sqrt{d}` of one query are drawn as bars, the
 # blocks separated by dotted lines. The step line is the running maximum :math:`m` after
 # each block: each time it rises, the sums accumulated so far are multiplied by
-# :math:`e^{m - m'} < 1`.
+# :math:`e^{m - m'} < 1`. Each value is a single number (:math:`d_v = 1`), so that the
+# output can be drawn as a curve.
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
@@ -24,15 +25,15 @@ import attn.functional as AF
 
 torch.manual_seed(0)
 T, d, block = 64, 16, 8
-q = torch.randn(1, d)  # (T_q, d) = (1, 16): one query
+q = torch.randn(1, d)  # (T_q, d) = (1, 16)
 k = torch.randn(T, d)  # (T_k, d) = (64, 16)
-v = torch.randn(T, 1)  # (T_k, d_v) = (64, 1): one number per key, easy to plot
+v = torch.randn(T, 1)  # (T_k, d_v) = (64, 1)
 s = (q @ k.T / d**0.5)[0]  # (1, 64) -> (64,) scores
-ends = list(range(block, T + 1, block))  # keys read after each block: 8, 16, ..., 64
+ends = list(range(block, T + 1, block))  # n = 8, 16, ..., 64
 running_max = [s[:n].max().item() for n in ends]
 fixes = [torch.exp(torch.tensor(a - b)).item() for a, b in zip(running_max, running_max[1:])]  # blocks 2 .. 8
-print("running max m after each block:", [round(m, 3) for m in running_max])
-print("exp(m - m_new), blocks 2 to 8: ", [round(f, 3) for f in fixes])
+print("m (n = 8, 16, ..., 64):", [round(m, 3) for m in running_max])
+print("exp(m - m_new) (b = 2..8):", [round(f, 3) for f in fixes])
 
 fig, (ax_s, ax_o) = plt.subplots(1, 2, figsize=(11, 3.6), facecolor="white")
 ax_s.bar(range(T), s, color="tab:blue", alpha=0.6, label="$s_j$")
@@ -53,8 +54,8 @@ _ = ax_s.legend()
 # fused path of PyTorch computes in one call.
 partial = [AF.tiled_attention(q, k[:n], v[:n], block_size=block).item() for n in ends]
 exact = F.scaled_dot_product_attention(q, k, v).item()
-print("a / l after each block:", [round(o, 4) for o in partial])
-print(f"fused, all keys: {exact:.4f}   |tiled - fused| = {abs(partial[-1] - exact):.1e}")
+print("a / l (n = 8, 16, ..., 64):", [round(o, 4) for o in partial])
+print(f"F.scaled_dot_product_attention: {exact:.4f}   |tiled - fused| = {abs(partial[-1] - exact):.1e}")
 ax_o.plot(ends, partial, marker="o", label=r"$a / \ell$")
 ax_o.axhline(exact, color="gray", ls="--", label="F.scaled_dot_product_attention")
 ax_o.set_xlabel("$n$")

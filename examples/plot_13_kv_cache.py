@@ -15,12 +15,10 @@ training. Companion of :ref:`ch-13`, which trains the model first.
 # ------------------------
 # Vocabulary of 50 tokens, two blocks, four heads of dimension 16, up to 128 positions;
 # a batch of 4 prompts of 4 random tokens each.
-import time
-
 import matplotlib.pyplot as plt
 import torch
 
-from attn.tiny_lm import TinyLM
+from attn.tiny_lm import TinyLM, step_times
 
 torch.manual_seed(0)
 T_MAX = 128
@@ -33,34 +31,20 @@ prompt = torch.randint(0, 50, (4, 4), generator=torch.Generator().manual_seed(1)
 # ``generate`` with ``use_cache=False`` and ``use_cache=True`` writes the same tokens.
 a = model.generate(prompt, T_MAX - 4, use_cache=False)  # (4, 128)
 b = model.generate(prompt, T_MAX - 4, use_cache=True)  # (4, 128)
-print("identical:", torch.equal(a, b))
+print("torch.equal:", torch.equal(a, b))
 assert torch.equal(a, b)
 
 
 # %%
 # A clock around each step
 # ------------------------
-# The loop of ``generate``, timed step by step; each step is run three times and the
-# median kept. Step :math:`t` writes the token at position :math:`t`.
-def step_times(use_cache, repeats=3):
-    runs = []
-    for _ in range(repeats):
-        idx, step_input, times = prompt, prompt, []
-        caches = model.new_caches() if use_cache else None
-        with torch.no_grad():
-            while idx.size(1) < T_MAX:
-                start = time.perf_counter()
-                nxt = model(step_input, caches)[:, -1].argmax(-1, keepdim=True)  # (B, 1)
-                times.append(time.perf_counter() - start)
-                idx = torch.cat([idx, nxt], dim=1)
-                step_input = nxt if use_cache else idx
-        runs.append(times)
-    return 1e3 * torch.tensor(runs).median(dim=0).values  # ms per step
-
-
+# :func:`attn.tiny_lm.step_times` runs the loop of ``generate`` with a clock around each
+# step; each step is run three times and the median kept. Step :math:`t` writes the
+# token at position :math:`t`.
 positions = torch.arange(4, T_MAX)
-ms_full, ms_cache = step_times(False), step_times(True)
-print(f"total: {ms_full.sum() / 1e3:.2f} s without the cache, {ms_cache.sum() / 1e3:.2f} s with it")
+ms_full = 1e3 * step_times(model, prompt, T_MAX - 4, use_cache=False)[0]  # (124,)
+ms_cache = 1e3 * step_times(model, prompt, T_MAX - 4, use_cache=True)[0]  # (124,)
+print(f"sum: use_cache=False {ms_full.sum() / 1e3:.2f} s, use_cache=True {ms_cache.sum() / 1e3:.2f} s")
 
 # %%
 # Time against position

@@ -23,14 +23,14 @@ import attn
 
 torch.manual_seed(0)
 d_model, h, T = 64, 8, 48
-x = torch.randn(1, T, d_model)  # (B, T, d_model): one sequence
+x = torch.randn(1, T, d_model)  # (B, T, d_model), B = 1
 layers = {h_kv: attn.GroupedQueryAttention(d_model, d_model, T, 0.0, h, h_kv).eval() for h_kv in (8, 2, 1)}
 caches = {h_kv: attn.KVCache() for h_kv in layers}
 held = {h_kv: [] for h_kv in layers}
 with torch.no_grad():
     for t in range(T):
         for h_kv, layer in layers.items():
-            layer(x[:, t:t + 1], cache=caches[h_kv])  # (1, 1, d_model): one new token
+            layer(x[:, t:t + 1], cache=caches[h_kv])  # (B, T_new, d_model) = (1, 1, 64)
             held[h_kv].append(caches[h_kv].nbytes)
 for cache in caches.values():
     print(cache)
@@ -38,13 +38,14 @@ for cache in caches.values():
 # %%
 # Bytes against the number of cached positions
 # --------------------------------------------
-# Each line is a measurement; the formula, with ``d_head = 8`` and 4 bytes per float32
-# number, gives the same numbers exactly (checked below).
+# Each line is a measurement; the formula (:func:`attn.kv_cache_bytes` for one layer), with
+# ``d_head = 8`` and 4 bytes per float32 number, gives the same numbers exactly (checked
+# below).
 head_dim = d_model // h
 for h_kv in layers:
-    formula = [2 * h_kv * head_dim * (t + 1) * 4 for t in range(T)]
+    formula = [attn.kv_cache_bytes(1, h_kv, head_dim, t + 1, bytes_per_element=4) for t in range(T)]
     assert held[h_kv] == formula
-    print(f"h_kv={h_kv}: {held[h_kv][-1]} bytes after {T} tokens, {held[h_kv][-1] // T} per token")
+    print(f"h_kv={h_kv}: T={T}, nbytes={held[h_kv][-1]}, nbytes/T={held[h_kv][-1] // T}")
 
 fig, ax = plt.subplots(figsize=(6, 3.4), facecolor="white")
 for h_kv in layers:

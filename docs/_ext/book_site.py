@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
 from book_languages import OTHER, SOURCE
+from book_pages import GENERATED_PAGES
 from docutils import nodes
 from myst_nb.sphinx_ import HideCodeCellNode
 
@@ -41,7 +42,7 @@ TEXT = {
     },
 }
 # Pages Sphinx writes itself: no twin worth announcing to search engines.
-NOT_IN_SITEMAP = ("genindex", "search", "py-modindex")
+NOT_IN_SITEMAP = GENERATED_PAGES
 DESCRIPTION_CHARS = 160
 ALT_CHARS = 250
 

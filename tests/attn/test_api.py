@@ -34,6 +34,7 @@ SIGNATURES = {
     attn.KVCache: "()",
     attn.GroupedQueryAttention: "(d_in, d_out, context_length, dropout, num_heads, num_kv_heads, qkv_bias=False, rope_base=None)",
     attn.mean_pool_kv_heads: "(module, num_kv_heads)",
+    attn.kv_cache_bytes: "(num_layers, num_kv_heads, head_dim, seq_len, *, batch=1, bytes_per_element=2, window=None)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",

@@ -139,3 +139,57 @@ def test_kv_cache_update_errors_leave_it_unchanged():
     with pytest.raises(TypeError, match="k must be a torch.Tensor"):
         cache.update([1.0], torch.randn(2, 3, 1, 5))
     assert len(cache) == 4
+
+
+# --------------------------------------------------------------------------- kv_cache_bytes
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("num_kv_heads", [4, 2, 1])
+def test_kv_cache_bytes_is_what_a_models_caches_hold(dtype, num_kv_heads):
+    """The formula = the sum of KVCache.nbytes over the layers, after a prompt and one step."""
+    from attn.tiny_lm import TinyLM
+
+    torch.manual_seed(0)
+    model = TinyLM(11, 16, d_model=16, num_layers=3, num_heads=4, num_kv_heads=num_kv_heads).to(dtype)
+    idx = torch.randint(0, 11, (2, 7))
+    caches = model.new_caches()
+    with torch.no_grad():
+        model(idx, caches)
+        model(idx[:, :1], caches)  # one more position: T = 8
+    held = sum(c.nbytes for c in caches)
+    size = torch.empty((), dtype=dtype).element_size()
+    layer = model.blocks[0].attn
+    assert held == attn.kv_cache_bytes(3, num_kv_heads, layer.head_dim, 8, batch=2, bytes_per_element=size)
+    assert held == attn.kv_cache_bytes(3, num_kv_heads, 4, 8, batch=2, bytes_per_element=size)
+
+
+def test_kv_cache_bytes_formula_and_window():
+    assert attn.kv_cache_bytes(32, 8, 128, 8192) == 2 * 32 * 8 * 128 * 8192 * 2 == 2**30
+    assert attn.kv_cache_bytes(12, 12, 64, 1024, bytes_per_element=4, batch=3) == 2 * 12 * 12 * 64 * 1024 * 4 * 3
+    assert attn.kv_cache_bytes(2, 2, 4, 0) == 0
+    full = attn.kv_cache_bytes(32, 8, 128, 4096)
+    for T in (4096, 4097, 32768):  # min(T, w)
+        assert attn.kv_cache_bytes(32, 8, 128, T, window=4096) == full
+    assert attn.kv_cache_bytes(32, 8, 128, 100, window=4096) == attn.kv_cache_bytes(32, 8, 128, 100)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(num_layers=0), ValueError, "num_layers must be a positive int, got 0"),
+        (dict(num_kv_heads=-1), ValueError, "num_kv_heads must be a positive int"),
+        (dict(head_dim=2.0), TypeError, "head_dim must be an int, got float"),
+        (dict(seq_len=-1), ValueError, r"seq_len must be an int >= 0, got -1"),
+        (dict(seq_len=torch.tensor(3)), TypeError, "seq_len must be an int, got Tensor"),
+        (dict(batch=True), TypeError, "batch must be an int, got bool"),
+        (dict(bytes_per_element=0), ValueError, "bytes_per_element must be a positive int"),
+        (dict(window=0), ValueError, "window must be a positive int, got 0"),
+        (dict(window=1.5), TypeError, "window must be an int"),
+    ],
+)
+def test_kv_cache_bytes_errors(kwargs, error, message):
+    args = dict(num_layers=2, num_kv_heads=2, head_dim=4, seq_len=3)
+    args.update(kwargs)
+    with pytest.raises(error, match=message):
+        attn.kv_cache_bytes(**args)

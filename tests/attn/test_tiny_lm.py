@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from attn.tiny_lm import TinyLM, evaluate, pattern_batch, train
+from attn.tiny_lm import TinyLM, evaluate, pattern_batch, step_times, train
 
 TOL64 = dict(atol=1e-10, rtol=1e-8)
 
@@ -75,3 +75,41 @@ def test_errors():
         m.generate(torch.zeros(1, 5, dtype=torch.long), 2, use_cache="yes")
     with pytest.raises(ValueError, match="max_new_tokens"):
         m.generate(torch.zeros(1, 5, dtype=torch.long), 0)
+
+
+class _Clock:
+    """A fake clock: every call advances by 1 s, so each step of step_times lasts 1 s."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_step_times_times_every_step_of_generate(use_cache):
+    m = _model()
+    prompt = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(2))
+    clock = _Clock()
+    seconds, fed = step_times(m, prompt, 19, use_cache=use_cache, repeats=2, clock=clock)
+    assert seconds.shape == (19,) and seconds.dtype == torch.float64
+    assert torch.equal(seconds, torch.ones(19, dtype=torch.float64))
+    assert clock.now == 2 * 2 * 19  # two calls per step, 19 steps, 2 runs
+    # tokens sent through the model: p + (p + 1) + ... without the cache, p + n - 1 with it
+    assert fed == (sum(range(5, 24)) if not use_cache else 5 + 18)
+
+
+def test_step_times_errors():
+    m, prompt = _model(), torch.zeros(1, 3, dtype=torch.long)
+    with pytest.raises(TypeError, match="model must be an attn.tiny_lm.TinyLM"):
+        step_times(torch.nn.Linear(2, 2), prompt, 4)
+    with pytest.raises(ValueError, match="repeats must be a positive int, got 0"):
+        step_times(m, prompt, 4, repeats=0)
+    with pytest.raises(TypeError, match="clock must be callable"):
+        step_times(m, prompt, 4, clock=3.0)
+    with pytest.raises(TypeError, match="use_cache must be a bool"):
+        step_times(m, prompt, 4, use_cache=1)
+    with pytest.raises(ValueError, match="more than context_length=24"):
+        step_times(m, prompt, 22)

@@ -17,41 +17,11 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from bs4 import BeautifulSoup
 from book_languages import LANGUAGES, OTHER  # noqa: F401 (OTHER: for the tests)
+# The pages derived from the sources (docs/_ext/book_pages.py); source_pages: for the tests.
+from book_pages import GALLERY, ROOT, gallery_scripts, source_pages, written_pages  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
-EXAMPLES = ROOT / "examples"
 SITE = ROOT / "_build" / "html"  # make html: one folder per language
 LANGS = tuple(LANGUAGES)
-
-# Pages Sphinx writes itself (py-modindex: the API page documents modules).
-GENERATED_PAGES = ("genindex", "search", "py-modindex")
-GALLERY = "auto_examples"
-
-
-def source_pages():
-    """Page names (``chapters/01_why_attention``) the sources produce, sorted."""
-    names = set(GENERATED_PAGES)
-    for path in DOCS.rglob("*"):
-        rel = path.relative_to(DOCS)
-        if path.suffix not in (".md", ".rst", ".ipynb") or not path.is_file():
-            continue
-        # _static, _templates; auto_examples is generated from examples/.
-        if rel.parts[0].startswith(("_", ".")) or rel.parts[0] == GALLERY:
-            continue
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        names.add(rel.with_suffix("").as_posix())
-    if (EXAMPLES / "README.rst").is_file() or (EXAMPLES / "README.txt").is_file():
-        names.add(f"{GALLERY}/index")
-    for script in gallery_scripts():
-        names.add(f"{GALLERY}/{script.stem}")
-    return sorted(names)
-
-
-def gallery_scripts():
-    """The gallery's example scripts, ``examples/plot_*.py``."""
-    return sorted(EXAMPLES.glob("plot_*.py"))
 
 
 def built_pages(site, lang):
@@ -90,7 +60,7 @@ def element_ids(doc):
 
 # The pages, derived once from the sources (page names, as in the built folders).
 PAGES = source_pages()
-WRITTEN_PAGES = [p for p in PAGES if p not in GENERATED_PAGES]  # Sphinx's own left out
+WRITTEN_PAGES = written_pages()  # Sphinx's own left out
 CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
 EXAMPLE_PAGES = [f"{GALLERY}/{script.stem}" for script in gallery_scripts()]
 

@@ -1,0 +1,47 @@
+"""The book's pages, derived from its sources and written once.
+
+``book_site`` (the sitemap leaves out the pages Sphinx writes itself) and the tests
+(``tests/book/site_pages.py``, ``tests/i18n/test_catalogs.py``) read them from here.
+Page names are the built pages' paths without suffix (``chapters/01_why_attention``).
+"""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+EXAMPLES = ROOT / "examples"
+
+# Pages Sphinx writes itself (py-modindex: the API page documents modules).
+GENERATED_PAGES = ("genindex", "search", "py-modindex")
+# The gallery's pages, generated from examples/ into docs/auto_examples.
+GALLERY = "auto_examples"
+
+
+def gallery_scripts():
+    """The gallery's example scripts, ``examples/plot_*.py``."""
+    return sorted(EXAMPLES.glob("plot_*.py"))
+
+
+def source_pages():
+    """Page names the sources produce, Sphinx's own included, sorted."""
+    names = set(GENERATED_PAGES)
+    for path in DOCS.rglob("*"):
+        rel = path.relative_to(DOCS)
+        if path.suffix not in (".md", ".rst", ".ipynb") or not path.is_file():
+            continue
+        # _static, _templates; auto_examples is generated from examples/.
+        if rel.parts[0].startswith(("_", ".")) or rel.parts[0] == GALLERY:
+            continue
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        names.add(rel.with_suffix("").as_posix())
+    if (EXAMPLES / "README.rst").is_file() or (EXAMPLES / "README.txt").is_file():
+        names.add(f"{GALLERY}/index")
+    for script in gallery_scripts():
+        names.add(f"{GALLERY}/{script.stem}")
+    return sorted(names)
+
+
+def written_pages():
+    """The pages of :func:`source_pages` that the sources write (Sphinx's own left out)."""
+    return [p for p in source_pages() if p not in GENERATED_PAGES]

@@ -1,0 +1,348 @@
+"""Comments in the code the pages show, and what its cells print, read the same in both languages.
+
+Code is shared by the English and the Spanish book: the code cells of the
+chapters, the code blocks of the gallery scripts and the package code the
+chapters show with ``literalinclude`` appear untranslated on the Spanish pages.
+Their comments must therefore say what they say with shapes
+(``# (B, T, d_out) -> (B, h, T, d_head)``), formulas, symbols and identifiers;
+the explanations belong to the text around the code, which is translated.
+
+An English sentence is recognised by its small words: a comment with three or
+more words from ``FUNCTION_WORDS`` (``the``, ``of``, ``is``, ...) reads as
+prose.  Words inside backquotes or quotes, and identifiers (``d_head``,
+``x.shape``, ``f(x)``), do not count.  No build is needed (not marked ``book``).
+"""
+
+import ast
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+EXAMPLES = ROOT / "examples"
+
+# Small English words that a formula, a shape or an identifier does not use.
+FUNCTION_WORDS = frozenset(
+    """
+    the of is are to and with for this that these those we it its each from by on not
+    one an be as at or so but than into was were has have had which what when where who
+    how only every all same other there here then also our you your can will would should
+    per just they them their because about before after over under between
+    """.split()
+)
+LIMIT = 2  # this many function words make a comment prose
+
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+INCLUDE = re.compile(r"^```\{literalinclude\}\s+(\S+)\n(.*?)^```", re.S | re.M)
+OPTION = re.compile(r"^:(\w[\w-]*):\s*(.*)$", re.M)
+# Words that are prose: not inside `...`, "..." or '...', not part of an identifier
+# or an attribute (d_head, x.shape), not a call (f(x)).
+QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|'[^']*'")
+WORD = re.compile(r"(?<![\w.])[A-Za-z]+(?![\w.(])")
+
+
+def prose_words(comment):
+    """The function words of one comment (its text after ``#``), in order."""
+    text = QUOTED.sub(" ", comment.lstrip("#"))
+    return [w for w in WORD.findall(text) if w.lower() in FUNCTION_WORDS]
+
+
+def reads_as_prose(comment):
+    return len(prose_words(comment)) >= LIMIT
+
+
+def comments(code, first_line=1):
+    """``(line, comment)`` for every ``#`` comment of Python source ``code``.
+
+    Falls back to a plain scan of the lines when ``code`` does not tokenize
+    (an IPython magic, a cell cut in the middle).
+    """
+    found = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.COMMENT:
+                found.append((first_line + tok.start[0] - 1, tok.string))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        found = []
+        for i, line in enumerate(code.split("\n")):
+            m = re.search(r"(?:^|\s)(#.*)$", line)
+            if m:
+                found.append((first_line + i, m.group(1)))
+    return found
+
+
+def _line_of(text, offset):
+    return text.count("\n", 0, offset) + 1
+
+
+def cell_code(body):
+    """The code of a ``code-cell`` body, without its ``:key: value`` options or ``---`` block."""
+    lines = body.split("\n")
+    start = 0
+    if lines and lines[0].strip() == "---":
+        end = lines.index("---", 1)
+        start = end + 1
+    else:
+        while start < len(lines) and OPTION.match(lines[start]):
+            start += 1
+    return start, "\n".join(lines[start:])
+
+
+def page_cells(docs=DOCS, root=ROOT):
+    """``(where, first line, code)`` of every code cell of the pages (``docs/**/*.md``)."""
+    for path in sorted(docs.rglob("*.md")):
+        rel = path.relative_to(root)
+        if any(part.startswith(("_", ".")) or part == "auto_examples" for part in rel.parts[1:]):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for m in CELL.finditer(text):
+            skip, code = cell_code(m.group(1))
+            yield str(rel), _line_of(text, m.start(1)) + skip, code
+
+
+def gallery_code_blocks(examples=EXAMPLES, root=ROOT):
+    """``(where, first line, code)`` of the code blocks of the gallery scripts.
+
+    The text blocks (the docstring, the comment block that opens a ``# %%`` cell) are
+    translated; the code blocks are not.
+    """
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+    for path in sorted(examples.glob("*.py")):
+        _, blocks = split_code_and_text_blocks(str(path))
+        for block in blocks:
+            if block.type == "code":
+                yield str(path.relative_to(root)), block.lineno, block.content
+
+
+def _find_object(tree, dotted):
+    """The ``ast`` node of ``Class.method`` / ``function`` at the top of ``tree``."""
+    node = tree
+    for name in dotted.split("."):
+        node = next(
+            n for n in node.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
+        )
+    return node
+
+
+def shown_ranges(docs=DOCS, root=ROOT):
+    """``(page, source file, first line, last line)`` of every ``literalinclude`` of the pages.
+
+    ``:pyobject:`` shows one object (decorators included), ``:lines:`` a range;
+    without either, the whole file.
+    """
+    for path in sorted(docs.rglob("*.md")) + sorted(docs.rglob("*.rst")):
+        rel = path.relative_to(root)
+        if "auto_examples" in rel.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for m in INCLUDE.finditer(text):
+            source = (path.parent / m.group(1)).resolve()
+            options = dict(OPTION.findall(m.group(2)))
+            lines = source.read_text(encoding="utf-8").split("\n")
+            if "pyobject" in options:
+                node = _find_object(ast.parse("\n".join(lines)), options["pyobject"])
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                yield rel, source, *_cut(lines, first, node.end_lineno, options)
+            elif "lines" in options:
+                for part in options["lines"].split(","):
+                    a, dash, b = part.strip().partition("-")
+                    yield rel, source, int(a or 1), (int(b or len(lines)) if dash else int(a))
+            else:
+                yield rel, source, 1, len(lines)
+
+
+def _cut(lines, first, last, options):
+    """``(first, last)`` narrowed by ``:start-at:``, ``:start-after:``, ``:end-at:``, ``:end-before:``."""
+    shown = range(first, last + 1)
+    for key, shift in (("start-at", 0), ("start-after", 1)):
+        if key in options:
+            first = next(n for n in shown if options[key] in lines[n - 1]) + shift
+    for key, shift in (("end-at", 0), ("end-before", -1)):
+        if key in options:
+            last = next(n for n in range(first, last + 1) if options[key] in lines[n - 1]) + shift
+    return first, last
+
+
+def included_code(docs=DOCS, root=ROOT):
+    """``(where, first line, code)`` of every range of the package's sources that a page shows."""
+    for page, source, first, last in shown_ranges(docs, root):
+        lines = source.read_text(encoding="utf-8").split("\n")[first - 1:last]
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        code = "\n".join(line[indent:] for line in lines)
+        yield f"{source.relative_to(root)} (shown in {page})", first, code
+
+
+def shown_comments(docs=DOCS, examples=EXAMPLES, root=ROOT):
+    """``(where, comment)`` of every comment a reader meets in shown code."""
+    for found in (page_cells(docs, root), gallery_code_blocks(examples, root), included_code(docs, root)):
+        for where, first, code in found:
+            for line, comment in comments(code, first):
+                path, _, shown = where.partition(" ")
+                yield f"{path}:{line} {shown}".rstrip(), comment
+
+
+def printed_texts(code, first_line=1):
+    """``(line, text)`` for every ``print`` call of ``code``: its string constants, joined.
+
+    A label such as ``"torch.equal:"`` or ``f"{h_kv=}: bytes/token = {n}"`` is fine; a
+    sentence printed under a code cell is English prose on the Spanish page.
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            parts = [s.value for s in ast.walk(node) if isinstance(s, ast.Constant) and isinstance(s.value, str)]
+            if parts:
+                found.append((first_line + node.lineno - 1, " ".join(parts)))
+    return found
+
+
+def printed_in_cells(docs=DOCS, examples=EXAMPLES, root=ROOT):
+    """``(where, text)`` of every ``print`` of the pages' cells and the gallery's code blocks."""
+    for found in (page_cells(docs, root), gallery_code_blocks(examples, root)):
+        for where, first, code in found:
+            for line, text in printed_texts(code, first):
+                yield f"{where}:{line}", text
+
+
+def cell_docstrings(docs=DOCS, examples=EXAMPLES, root=ROOT):
+    """``(where, text)`` of every docstring written in the pages' cells and the gallery's code blocks.
+
+    (The package code the chapters show comes without its docstrings:
+    ``docs/_ext/book_listings.py``.)
+    """
+    for found in (page_cells(docs, root), gallery_code_blocks(examples, root)):
+        for where, first, code in found:
+            try:
+                tree = ast.parse(code)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    doc = ast.get_docstring(node, clean=False)
+                    if doc is not None:
+                        yield f"{where}:{first + node.body[0].lineno - 1}", doc
+
+
+def test_the_sources_have_shown_code():
+    # Guards the parsers: an empty scan would pass the test below without checking anything.
+    assert sum(1 for _ in page_cells()) > 100
+    assert sum(1 for _ in gallery_code_blocks()) > 30
+    assert sum(1 for _ in shown_ranges()) > 20
+    assert sum(1 for _ in shown_comments()) > 200
+
+
+def test_no_english_prose_in_shown_comments():
+    prose = [f"{where}: {c}" for where, c in shown_comments() if reads_as_prose(c)]
+    assert not prose, (
+        "comments shown on the pages read as English prose (the Spanish pages show them "
+        "untranslated): say it with shapes, formulas or symbols, and move the explanation "
+        "into the page's text:\n" + "\n".join(prose)
+    )
+
+
+def test_no_english_prose_printed_by_the_cells():
+    printed = list(printed_in_cells())
+    assert len(printed) > 100
+    prose = [f"{where}: {text!r}" for where, text in printed if reads_as_prose(text)]
+    assert not prose, (
+        "cells print English sentences (the Spanish pages show them untranslated): print "
+        "names, symbols and numbers, and say the rest in the page's text:\n" + "\n".join(prose)
+    )
+
+
+def test_no_english_prose_in_the_cells_docstrings():
+    prose = [f"{where}: {text!r}" for where, text in cell_docstrings() if reads_as_prose(text)]
+    assert not prose, (
+        "docstrings in the cells read as English prose (the Spanish pages show them "
+        "untranslated): use a comment with shapes or symbols, and say the rest in the "
+        "page's text:\n" + "\n".join(prose)
+    )
+
+
+def test_a_docstring_in_a_cell_is_found(tmp_path):
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text(
+        '```{code-cell} ipython3\ndef f(w):\n    """Keys after the query get zero weight."""\n'
+        "    return w\n```\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "examples").mkdir()
+    found = list(cell_docstrings(tmp_path / "docs", tmp_path / "examples", tmp_path))
+    assert found == [("docs/page.md:3", "Keys after the query get zero weight.")], found
+    assert reads_as_prose(found[0][1])
+
+
+def test_a_printed_sentence_is_found():
+    code = 'print("scores:", s)\nprint(f"tokens sent through the model: {n} without the cache")\n'
+    assert [text for _, text in printed_texts(code) if reads_as_prose(text)] == [
+        "tokens sent through the model:   without the cache"
+    ]
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# the dot product is the sum of the element-wise products",
+        "# keys and values of the new token, appended to the cache",
+        "# one row per query: each row sums to 1",
+    ],
+)
+def test_prose_is_recognised(comment):
+    # Comments this book used to have (before they became formulas): the check must fail on them.
+    assert reads_as_prose(comment), prose_words(comment)
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# (B, T, d_out) -> (B, h, T, d_head)",
+        "# sum_j a_ij = 1",
+        "# q . x_1 = sum_i q_i x_1i",
+        "# 2 * L * h_kv * d_head * T * b",
+        "# (B, h, T, T): `is`, 'the', \"of\"",
+        "# mask[P:P+T, :P+T], P = 4, T = 2",
+    ],
+)
+def test_symbols_are_not_prose(comment):
+    assert not reads_as_prose(comment), prose_words(comment)
+
+
+def test_a_prose_comment_in_a_page_cell_is_found(tmp_path):
+    # End to end on a small tree: a page cell, a gallery script, an included function.
+    page = tmp_path / "docs" / "chapters" / "page.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        "# Page\n\n```{code-cell} ipython3\n:tags: [hide-cell]\n\n"
+        "x = 1  # (1,)\ny = x + 1  # add one to each of the inputs\n```\n\n"
+        "```{literalinclude} ../../pkg.py\n:pyobject: f\n:language: python\n```\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "pkg.py").write_text(
+        "def g():\n    return 0  # this is not shown on the page\n\n\n"
+        "def f(x):\n    return x @ x.T  # the scores of all the pairs\n",
+        encoding="utf-8",
+    )
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    (examples / "plot_x.py").write_text(
+        '"""\nTitle\n=====\n\nSummary.\n"""\n\n# %%\n# The text block is in the catalogs,\n'
+        "# so it is translated.\nx = 2  # x is the number of the heads\n",
+        encoding="utf-8",
+    )
+    found = [(w, c) for w, c in shown_comments(tmp_path / "docs", examples, tmp_path) if reads_as_prose(c)]
+    assert found == [
+        ("docs/chapters/page.md:7", "# add one to each of the inputs"),
+        ("examples/plot_x.py:11", "# x is the number of the heads"),
+        ("pkg.py:6 (shown in docs/chapters/page.md)", "# the scores of all the pairs"),
+    ], found
