@@ -27,7 +27,8 @@ from bs4 import BeautifulSoup
 from book_languages import SOURCE
 from book_print import file_stem
 from print_check import log_problems
-from site_pages import CHAPTERS, DOCS, LANGS, ROOT, SITE, WRITTEN_PAGES, page_soup
+from book_pages import DOCS
+from site_pages import CHAPTERS, LANGS, ROOT, SITE, WRITTEN_PAGES, page_soup
 
 BUILD = ROOT / "_build"
 # Pages with a Markdown title of their own: every chapter, the glossary, the building page.
