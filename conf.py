@@ -70,6 +70,7 @@ extensions = [
     "book_listings",  # docs/_ext: the package's code shown without its docstrings
     "translated_ui",  # docs/_ext: search strings, API types, labels in the reader's language
     "translated_downloads",  # docs/_ext: the gallery's downloads with translated text blocks
+    "chapter_notebooks",  # docs/_ext: each chapter as a notebook in the page's language, and an archive
     "book_print",  # docs/_ext/book_print.py: the PDF and the EPUB (make pdf, make epub)
 ]
 
@@ -143,7 +144,7 @@ html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": False,
     "use_fullscreen_button": False,
-    "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
+    "article_header_end": ["lang-switch.html", "chapter-notebook.html", "article-header-buttons.html"],
     "navigation_with_keys": False,
     # The sidebar has the search field; no second one in a top bar.
     "navbar_persistent": [],

@@ -37,6 +37,21 @@ def load_catalog(path):
     return {e.msgid: e.msgstr for e in po if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
 
 
+def lookup(catalog, key, missing):
+    """The translation of the message ``key``; ``key`` itself, listed in ``missing``, if it has none.
+
+    A message is the text of one paragraph, title, list item or table cell, on one
+    line, as Sphinx extracts it (``chapter_notebooks.py`` translates the chapters
+    with it too).
+    """
+    new = catalog.get(key)
+    if new is None:
+        if key:
+            missing.append(key)
+        return key
+    return new
+
+
 def _fill(text, width):
     """``text`` wrapped, never inside inline markup (`...`), which must stay on one line for the notebook."""
     keep = re.sub(r"`[^`]*`", lambda m: m[0].replace(" ", "\x00"), text)
@@ -56,23 +71,14 @@ def translate_text(text, catalog, width, missing):
         lines = para.split("\n")
         parts = []
         if len(lines) >= 2 and UNDERLINE.match(lines[1].strip()) and lines[0].strip():
-            title = lines[0].strip()
-            new = catalog.get(title)
-            if new is None:
-                missing.append(title)
-                new = title
+            new = lookup(catalog, lines[0].strip(), missing)
             parts.append(new + "\n" + lines[1].strip()[0] * len(new))
             lines = lines[2:]
         if lines:
             source = "\n".join(lines)
             key = source.replace("\n", " ").strip()
-            new = catalog.get(key)
-            if new is None:
-                if key:
-                    missing.append(key)
-                parts.append(source)
-            else:
-                parts.append(_fill(new, width))
+            new = lookup(catalog, key, missing)
+            parts.append(source if new is key else _fill(new, width))
         chunks.append("\n".join(parts))
     return "\n\n".join(chunks)
 
