@@ -178,6 +178,8 @@ latex_elements = {
 """,
     # Long code and output lines wrap (with a mark), even where they have no space.
     "sphinxsetup": "verbatimforcewraps=true, verbatimmaxunderfull=2",
+    # The landing page's text follows the contents: its pages' running head is not "Contents".
+    "tableofcontents": r"\sphinxtableofcontents\markboth{}{}",
 }
 latex_domain_indices = False
 latex_show_urls = "footnote"
