@@ -97,12 +97,40 @@ def epub_templates(app):
     """
     if app.builder.name != "epub":
         return
-    # The EPUB packs every file of its folder: not the MathJax a web-page hook
-    # (book_offline) copied there after the previous build; the EPUB draws formulas as SVG.
-    shutil.rmtree(Path(app.outdir, "_static", "mathjax"), ignore_errors=True)
+    # The EPUB packs every file of its folder, and hooks written for the web pages (the
+    # builder's format is "html") add files to _static after it was packed (MathJax,
+    # fonts): a fresh _static, which Sphinx fills again on every build.
+    shutil.rmtree(Path(app.outdir, "_static"), ignore_errors=True)
     ours = Path(app.confdir, "docs", "_templates").resolve()
     app.config.templates_path = [p for p in app.config.templates_path if Path(p).resolve() != ours]
     app.builder.templates.init(app.builder, app.builder.theme)
+
+
+HREFLANG = re.compile(r'\s*<link rel="alternate" hreflang="[^"]*" href="[^"]*" />')
+
+
+def epub_page_head(app, pagename, templatename, context, doctree):
+    """No links to the other language's web page in an EPUB page's head.
+
+    Why: ``book_site`` gives every page of an HTML-format build its ``hreflang``
+    twin, a file outside the EPUB (after ``book_site``'s hook, priority 600).
+    """
+    if app.builder.name == "epub" and context.get("metatags"):
+        context["metatags"] = HREFLANG.sub("", context["metatags"])
+
+
+def epub_static_before_packing(app, builder):
+    """Write myst-nb's stylesheet before the EPUB is packed, not after.
+
+    Why: myst-nb copies ``mystnb.<hash>.css``, which every page links, when the
+    build has finished (``build-finished``), after the EPUB builder packed its
+    folder: the EPUB would miss it.
+    """
+    if builder.name == "epub":
+        from myst_nb.sphinx_ext import add_global_html_resources
+
+        Path(builder.outdir, "_static").mkdir(parents=True, exist_ok=True)
+        add_global_html_resources(app, None)
 
 
 def no_contents_caption(app):
@@ -399,6 +427,8 @@ def setup(app):
     app.connect("doctree-read", mark_parts)
     app.connect("env-get-outdated", downloads_changed)
     app.connect("write-started", epub_math_in_one_run)
+    app.connect("write-started", epub_static_before_packing)
+    app.connect("html-page-context", epub_page_head, priority=700)
     app.add_node(
         book_part,
         html=(skip, None),

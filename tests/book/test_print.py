@@ -237,7 +237,7 @@ def test_epub_links_images_and_math_resolve(print_files, lang):
             target = os.path.normpath(here / unquote(img["src"]))
             if target not in names:
                 problems.append(f"{name}: image {img['src']}")
-        for link in doc.find_all("a", href=True):
+        for link in doc.find_all(["a", "link"], href=True):
             url = urlsplit(link["href"])
             if url.scheme or url.netloc or not url.path:
                 continue
