@@ -15,12 +15,18 @@ TRANSLATION  = $(word 2,$(LANGUAGES))
 SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
 
 .PHONY: help html $(addprefix html-,$(LANGUAGES)) root-index gettext update-po translation-check \
+        pdf $(addprefix pdf-,$(LANGUAGES)) epub $(addprefix epub-,$(LANGUAGES)) book \
         test test-fast livehtml clean
 
 help:
 	@echo "make html               both languages: $(BUILDDIR)/html/en and $(BUILDDIR)/html/es"
 	@echo "make html-en            the English book only"
 	@echo "make html-es            the Spanish book only"
+	@echo "make pdf                the book as a PDF, both languages (XeLaTeX; README: PDF and EPUB)"
+	@echo "make pdf-en, pdf-es     one language's PDF"
+	@echo "make epub               the book as an EPUB, both languages"
+	@echo "make epub-en, epub-es   one language's EPUB"
+	@echo "make book               pdf, epub, then html (the landing page links the files)"
 	@echo "make gettext            extract the messages to $(BUILDDIR)/gettext/*.pot"
 	@echo "make update-po          gettext, then update locale/es/LC_MESSAGES/*.po"
 	@echo "make translation-check  fail on any untranslated or fuzzy Spanish message"
@@ -40,6 +46,28 @@ root-index:
 	@mkdir -p $(BUILDDIR)/html
 	cp tools/root-index.html $(BUILDDIR)/html/index.html
 	touch $(BUILDDIR)/html/.nojekyll
+
+# The PDF and the EPUB: each builder keeps its own doctrees (the notebook cache and the
+# gallery are shared with make html); every page is written again (-a: one file holds them
+# all, and a change to the build's code alone would leave stale pages in it), and
+# tools/print_check.py fails on a missing glyph or an undefined reference, then copies
+# the file to $(BUILDDIR)/html/<lang>/downloads/.
+pdf: $(addprefix pdf-,$(LANGUAGES))
+
+$(addprefix pdf-,$(LANGUAGES)): pdf-%:
+	$(SPHINX) -b latex -D language=$* -d $(BUILDDIR)/doctrees/latex-$* $(SOURCEDIR) $(BUILDDIR)/latex/$*
+	$(MAKE) -C $(BUILDDIR)/latex/$* all-pdf LATEXMKOPTS="-silent"
+	$(PYTHON) tools/print_check.py pdf $(BUILDDIR)/latex/$* $(BUILDDIR)/html/$*/downloads
+
+epub: $(addprefix epub-,$(LANGUAGES))
+
+$(addprefix epub-,$(LANGUAGES)): epub-%:
+	$(SPHINX) -b epub -a -D language=$* -d $(BUILDDIR)/doctrees/epub-$* $(SOURCEDIR) $(BUILDDIR)/epub/$*
+	$(PYTHON) tools/print_check.py epub $(BUILDDIR)/epub/$* $(BUILDDIR)/html/$*/downloads
+
+# html last: its landing page links the files that exist.
+book: pdf epub
+	$(MAKE) html
 
 gettext:
 	rm -rf $(BUILDDIR)/gettext

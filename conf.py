@@ -71,6 +71,7 @@ extensions = [
     "translated_ui",  # docs/_ext: search strings, API types, labels in the reader's language
     "translated_downloads",  # docs/_ext: the gallery's downloads with translated text blocks
     "chapter_notebooks",  # docs/_ext: each chapter as a notebook in the page's language, and an archive
+    "book_print",  # docs/_ext/book_print.py: the PDF and the EPUB (make pdf, make epub)
 ]
 
 templates_path = [str(ROOT / "docs" / "_templates")]
@@ -152,3 +153,42 @@ html_theme_options = {
 copybutton_prompt_text = r">>> |\.\.\. |\$ "
 copybutton_prompt_is_regexp = True
 copybutton_exclude = ".linenos, .gp, .go"
+
+# -- PDF and EPUB: make pdf, make epub (README: "PDF and EPUB") -------------------------
+# book_print names the files per language (attention-from-scratch-en.pdf,
+# atencion-desde-cero-es.epub), prints the toctrees' captions as the book's parts and
+# the folded solutions as titled blocks.
+latex_engine = "xelatex"  # Unicode text; polyglossia sets the language (Spanish hyphenation)
+latex_elements = {
+    "papersize": "a4paper",
+    "pointsize": "10pt",
+    # Fonts from Debian's packages: fonts-freefont-otf (text) and fonts-dejavu-core (code).
+    # The code's font must have every character the book prints (✓ ✗ ∉ ≠ ·): FreeMono
+    # and DejaVu Sans Mono Oblique lack ✗, so comments (italic) are the upright face
+    # slanted. tools/print_check.py fails the build on any "Missing character".
+    "fontpkg": r"""
+\setmainfont{FreeSerif}[Extension=.otf, UprightFont=*, ItalicFont=*Italic,
+  BoldFont=*Bold, BoldItalicFont=*BoldItalic]
+\setsansfont{FreeSans}[Extension=.otf, UprightFont=*, ItalicFont=*Oblique,
+  BoldFont=*Bold, BoldItalicFont=*BoldOblique]
+\setmonofont{DejaVu Sans Mono}[Scale=MatchLowercase,
+  ItalicFont=DejaVu Sans Mono, ItalicFeatures={FakeSlant=0.2},
+  BoldItalicFont=DejaVu Sans Mono Bold, BoldItalicFeatures={FakeSlant=0.2}]
+""",
+    # Long code and output lines wrap (with a mark), even where they have no space.
+    "sphinxsetup": "verbatimforcewraps=true, verbatimmaxunderfull=2",
+    # The landing page's text follows the contents: its pages' running head is not "Contents".
+    "tableofcontents": r"\sphinxtableofcontents\markboth{}{}",
+}
+latex_domain_indices = False
+latex_show_urls = "footnote"
+
+# The EPUB's mathematics: SVG images drawn by LaTeX (e-readers do not run MathJax).
+# book_print registers epub_math_renderer and loads sphinx.ext.imgmath.
+epub_math_renderer = "imgmath"
+imgmath_image_format = "svg"
+imgmath_use_preview = True  # inline formulas sit on the text's baseline
+imgmath_font_size = 14
+epub_show_urls = "no"
+epub_css_files = []  # book.css styles the web theme; the EPUB keeps Sphinx's epub theme
+epub_exclude_files = ["search.html"]
