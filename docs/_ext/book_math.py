@@ -188,8 +188,8 @@ def write_math_font(app, exception):
     and pieces of the characters kept) it is a few tens of KB.  Browsers fetch
     it only on pages that draw a ``<math>``.
     """
-    if exception is not None or app.builder.format != "html":
-        return
+    if exception is not None or app.builder.format != "html" or app.builder.name.startswith("epub"):
+        return  # (the EPUB draws its formulas as images: conf.py's epub_math_renderer)
     from fontTools import subset
 
     # Glyphs MathML draws without a character in the markup: the radical of <msqrt>.
