@@ -183,7 +183,7 @@ latex_elements = {
 latex_domain_indices = False
 latex_show_urls = "footnote"
 
-# The EPUB's mathematics: SVG images drawn by LaTeX (e-readers do not run MathJax).
+# The EPUB's mathematics: SVG images drawn by LaTeX (many e-readers draw no MathML).
 # book_print registers epub_math_renderer and loads sphinx.ext.imgmath.
 epub_math_renderer = "imgmath"
 imgmath_image_format = "svg"

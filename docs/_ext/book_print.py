@@ -83,9 +83,7 @@ def print_config(app, config):
     config.epub_description = SITE_TEXT[lang]["description"]
     config.epub_identifier = stem
     config.epub_uid = stem.replace("-", "_")
-    # imgmath is loaded for the EPUB alone: the web pages keep the default renderer.
-    if config.html_math_renderer is None:
-        config.html_math_renderer = "mathjax"
+    # imgmath is loaded for the EPUB alone: the web pages keep html_math_renderer (MathML).
 
 
 def epub_templates(app):
@@ -98,7 +96,7 @@ def epub_templates(app):
     if app.builder.name != "epub":
         return
     # The EPUB packs every file of its folder, and hooks written for the web pages (the
-    # builder's format is "html") add files to _static after it was packed (MathJax,
+    # builder's format is "html") add files to _static after it was packed (the math font,
     # fonts): a fresh _static, which Sphinx fills again on every build.
     shutil.rmtree(Path(app.outdir, "_static"), ignore_errors=True)
     ours = Path(app.confdir, "docs", "_templates").resolve()
@@ -417,7 +415,7 @@ class NoDownloadsInPrint(SphinxPostTransform):
 
 
 def setup(app):
-    # The EPUB's mathematics as images (imgmath, conf.py): e-readers do not run MathJax.
+    # The EPUB's mathematics as images (imgmath, conf.py): many e-readers draw no MathML.
     # Sphinx looks up `<builder>_math_renderer` before `html_math_renderer`.
     app.add_config_value("epub_math_renderer", None, "env", str)
     app.setup_extension("sphinx.ext.imgmath")
