@@ -21,6 +21,7 @@ import html
 import re
 from pathlib import Path
 
+from book_site import write_font_subset
 from docutils import nodes
 from latex2mathml.converter import convert
 from sphinx.errors import ExtensionError
@@ -190,20 +191,9 @@ def write_math_font(app, exception):
     """
     if exception is not None or app.builder.format != "html" or app.builder.name.startswith("epub"):
         return  # (the EPUB draws its formulas as images: conf.py's epub_math_renderer)
-    from fontTools import subset
-
     # Glyphs MathML draws without a character in the markup: the radical of <msqrt>.
     chars = book_characters(app) | set(" 0123456789√")
-    options = subset.Options()
-    options.layout_features = ["*"]
-    options.flavor = "woff2"  # fontTools compresses it with brotli (a requirement)
-    font = subset.load_font(str(stix_two_math()), options)
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(text="".join(sorted(chars)))
-    subsetter.subset(font)
-    out = Path(app.outdir) / "_static" / FONT
-    out.parent.mkdir(parents=True, exist_ok=True)
-    subset.save_font(font, str(out), options)
+    write_font_subset(stix_two_math(), chars, Path(app.outdir) / "_static" / FONT, all_layout_features=True)
 
 
 def setup(app):

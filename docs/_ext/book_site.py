@@ -525,6 +525,30 @@ def icon_characters(static, pages):
     return chars
 
 
+def write_font_subset(source, chars, out, *, all_layout_features=False):
+    """Write ``out``, a woff2 font: ``source`` with only the glyphs of the characters ``chars``.
+
+    Used for the icon font here and for the math font (``book_math``);
+    ``all_layout_features`` keeps what the glyphs need beyond their characters (the
+    MATH table's bigger sizes and pieces).  Returns the characters ``source`` lacks,
+    as ``U+XXXX``.
+    """
+    from fontTools import subset
+
+    options = subset.Options()
+    if all_layout_features:
+        options.layout_features = ["*"]
+    options.flavor = "woff2"  # fontTools compresses it with brotli (a requirement)
+    font = subset.load_font(str(source), options)
+    missing = sorted(f"U+{ord(c):04X}" for c in chars if ord(c) not in font.getBestCmap())
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text="".join(sorted(chars)))
+    subsetter.subset(font)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    subset.save_font(font, str(out), options)
+    return missing
+
+
 def write_icon_font(app, exception):
     """Write ``_static/book-icons.woff2``: the theme's Font Awesome with only the icons used.
 
@@ -537,20 +561,11 @@ def write_icon_font(app, exception):
     """
     if exception is not None or app.builder.format != "html":
         return
-    from fontTools import subset
-
     static = Path(app.outdir) / "_static"
     if not (static / FA_SOLID).is_file():  # another theme (the EPUB builder's): no icons
         return
     chars = icon_characters(static, Path(app.outdir).rglob("*.html"))
-    options = subset.Options()
-    options.flavor = "woff2"
-    font = subset.load_font(str(static / FA_SOLID), options)
-    missing = sorted(f"U+{ord(c):04X}" for c in chars if ord(c) not in font.getBestCmap())
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(text="".join(sorted(chars)))
-    subsetter.subset(font)
-    subset.save_font(font, str(static / ICON_FONT), options)
+    missing = write_font_subset(static / FA_SOLID, chars, static / ICON_FONT)
     if missing:  # brand icons (GitHub, GitLab) live in another font, which the book never shows
         logger.info(f"book_site: icons not in Font Awesome's solid font, left out: {', '.join(missing)}")
 

@@ -23,7 +23,6 @@ prints the Spanish text cells of a chapter, and what found no translation.
 """
 
 import ast
-import copy
 import html
 import io
 import re
@@ -36,6 +35,7 @@ from sphinx.locale import admonitionlabels, get_translation
 from sphinx.util import logging
 
 from book_listings import strip_docstrings
+from book_outputs import coalesce_streams
 from translated_downloads import load_catalog, lookup
 
 _ = get_translation("sphinx")
@@ -285,19 +285,6 @@ def with_outputs(notebook, cache_path):
     return merged
 
 
-def _merged_streams(outputs):
-    """Consecutive stream outputs of one name joined, as the page shows them (``nb_merge_streams``)."""
-    merged = []
-    for out in outputs:
-        out = copy.deepcopy(dict(out))
-        if out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream" \
-                and merged[-1]["name"] == out["name"]:
-            merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(out["text"])
-        else:
-            merged.append(out)
-    return merged
-
-
 def build_notebook(executed, converter, intro, number=None):
     """The downloadable notebook: ``intro`` first, text cells converted, code cells as run.
 
@@ -320,7 +307,7 @@ def build_notebook(executed, converter, intro, number=None):
                 continue
             new = v4.new_code_cell(cell.source, execution_count=cell.get("execution_count"))
             new.outputs = [] if "remove-output" in tags else [
-                nbformat.from_dict(o) for o in _merged_streams(cell.get("outputs", []))
+                nbformat.from_dict(o) for o in coalesce_streams(cell.get("outputs", []))
             ]
             if tags:
                 new.metadata["tags"] = tags

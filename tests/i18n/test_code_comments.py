@@ -241,31 +241,22 @@ def test_the_sources_have_shown_code():
     assert sum(1 for _ in shown_comments()) > 200
 
 
-def test_no_english_prose_in_shown_comments():
-    prose = [f"{where}: {c}" for where, c in shown_comments() if reads_as_prose(c)]
+@pytest.mark.parametrize(
+    "found, minimum, what",
+    [
+        (lambda: shown_comments(), 200, "comments shown on the pages read as English prose"),
+        (lambda: printed_in_cells(), 101, "cells print English sentences"),
+        (lambda: cell_docstrings(), 0, "docstrings in the cells read as English prose"),
+    ],
+    ids=["comments", "printed", "docstrings"],  # at least this many of each: the parsers see their input
+)
+def test_no_english_prose_in_shown_code(found, minimum, what):
+    texts = list(found())
+    assert len(texts) >= minimum, f"only {len(texts)} found: a parser lost its input"
+    prose = [f"{where}: {text!r}" for where, text in texts if reads_as_prose(text)]
     assert not prose, (
-        "comments shown on the pages read as English prose (the Spanish pages show them "
-        "untranslated): say it with shapes, formulas or symbols, and move the explanation "
-        "into the page's text:\n" + "\n".join(prose)
-    )
-
-
-def test_no_english_prose_printed_by_the_cells():
-    printed = list(printed_in_cells())
-    assert len(printed) > 100
-    prose = [f"{where}: {text!r}" for where, text in printed if reads_as_prose(text)]
-    assert not prose, (
-        "cells print English sentences (the Spanish pages show them untranslated): print "
-        "names, symbols and numbers, and say the rest in the page's text:\n" + "\n".join(prose)
-    )
-
-
-def test_no_english_prose_in_the_cells_docstrings():
-    prose = [f"{where}: {text!r}" for where, text in cell_docstrings() if reads_as_prose(text)]
-    assert not prose, (
-        "docstrings in the cells read as English prose (the Spanish pages show them "
-        "untranslated): use a comment with shapes or symbols, and say the rest in the "
-        "page's text:\n" + "\n".join(prose)
+        f"{what} (the Spanish pages show them untranslated): say it with shapes, formulas, "
+        "symbols and numbers, and move the explanation into the page's text:\n" + "\n".join(prose)
     )
 
 
