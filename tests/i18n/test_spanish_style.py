@@ -172,7 +172,7 @@ def number_slips(text):
                 slips.append(f"{m[0]!r}: a list of decimals takes semicolons (1; 0,1; 0,01)")
             prose_before += part
         elif kind == "math":
-            for m in re.finditer(r"\d\.\d", part):
+            if re.search(r"\d\.\d", part):
                 slips.append(f"decimal point in {part!r} (write 0{{,}}5)")
             for m in re.finditer(r"(?<![\d{},\\])\d{5,}(?!\d)", part):
                 slips.append(f"{m[0]!r} in {part!r}: group thousands with \\, (10\\,000)")
