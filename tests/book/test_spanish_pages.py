@@ -137,3 +137,27 @@ def test_every_chapter_title_is_known(site_dir, titles):
     # Guards page_titles: the check above compares links with these titles.
     chapters = [p for p in titles if p.startswith("chapters/")]
     assert len(chapters) >= 15 and titles["chapters/08_positional_encoding"] == "El orden: codificación posicional"
+
+
+# -- numbers in formulas -------------------------------------------------------------
+
+
+def math_numbers(doc):
+    """The text of every ``<mn>`` of the page's formulas (MathML written by book_math)."""
+    return [mn.get_text() for math in doc.find_all("math") for mn in math.find_all("mn")]
+
+
+@pytest.mark.parametrize("page", WRITTEN_PAGES)
+def test_formulas_use_the_decimal_comma(site_dir, page):
+    # Inline formulas come from the catalogs (0{,}5); display formulas are shared with the
+    # English edition and must not hold a decimal number (locale/README.md, «Numbers»).
+    points = [n for n in math_numbers(page_soup(site_dir, LANG, page)) if re.search(r"\d\.\d", n)]
+    assert not points, f"es/{page}: numbers with a decimal point in formulas: {points}"
+
+
+def test_the_formulas_have_decimal_commas(site_dir):
+    # Guards the check above: the Spanish formulas do have decimals, written with a comma.
+    commas = [n for page in WRITTEN_PAGES for n in math_numbers(page_soup(site_dir, LANG, page)) if "," in n]
+    assert len(commas) >= 20 and "0,5" in commas, commas
+    english = [n for n in math_numbers(page_soup(site_dir, "en", "chapters/05_causal_attention"))]
+    assert "0.5" in english
