@@ -1,6 +1,6 @@
 """The built bibliography: its page in both languages, and every citation on every page.
 
-``tests/test_bibliography.py`` checks the sources without a build.
+``tests/test_book_bibliography.py`` checks the sources without a build.
 """
 
 import re
