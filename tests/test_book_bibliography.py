@@ -53,6 +53,7 @@ def test_entry_links_its_work(key):
     fields = ENTRIES[key].fields
     assert {"title", "year"} <= set(fields), f"{key}: no title or year"
     assert ENTRIES[key].persons.get("author"), f"{key}: no author"
+    assert "$" not in fields["title"], f"{key}: TeX math in the title shows as written on the page: use Unicode"
     assert any(name in fields for name in ("doi", "eprint", "url")), f"{key}: no doi, eprint (arXiv) or url"
     if "doi" in fields:
         assert DOI.match(fields["doi"]), f"{key}: doi {fields['doi']!r} is not a DOI (10.NNNN/...)"
