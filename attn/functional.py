@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 
 from . import _checks
-from .bias import alibi_bias, alibi_slopes, sliding_window_mask
-from .tiled import tiled_attention
+from .bias import alibi_bias, alibi_slopes, sink_window_mask, sliding_window_mask
+from .tiled import merge_partial_attention, tiled_attention
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -31,9 +31,11 @@ __all__ = [
     "padding_mask",
     "simplified_self_attention",
     "sliding_window_mask",
+    "sink_window_mask",
     "alibi_slopes",
     "alibi_bias",
     "tiled_attention",
+    "merge_partial_attention",
 ]
 
 

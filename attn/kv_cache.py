@@ -88,7 +88,9 @@ class KVCache:
         Args:
             k (torch.Tensor): keys of the new tokens ``(B, h_kv, T_new, d_head)``, or
                 ``(h_kv, T_new, d_head)`` for one unbatched sequence.
-            v (torch.Tensor): their values, same shape as ``k``.
+            v (torch.Tensor): their values ``(B, h_kv, T_new, d_v)``; ``d_v`` may differ
+                from ``d_head`` (:class:`attn.MultiHeadLatentAttention` caches values of
+                width 0).
 
         Returns:
             tuple: ``(k_all, v_all)``, each ``(B, h_kv, T_cached + T_new, d_head)``:
@@ -96,7 +98,7 @@ class KVCache:
             tensors (``k_all is cache.k``): read them, do not change them.
 
         Raises:
-            ValueError: when ``k`` and ``v`` differ in shape, or their batch size,
+            ValueError: when ``k`` and ``v`` differ in shape but for the last axis, or their batch size,
                 number of heads or head dimension differs from what the cache holds
                 (the cache belongs to another batch or another layer; call
                 :meth:`reset` or use a new cache). The cache is left unchanged.
@@ -107,24 +109,25 @@ class KVCache:
             _check_first(k, v)
             self.k, self.v = k.clone(), v.clone()  # clone(): k, v copied, no views
             return self.k, self.v
-        if not (isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor) and k.shape == v.shape
+        if not (isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor) and k.shape[:-1] == v.shape[:-1]
                 and k.shape[:-2] == self.k.shape[:-2] and k.shape[-1] == self.k.shape[-1]
-                and k.dtype == v.dtype == self.k.dtype):
+                and v.shape[-1] == self.v.shape[-1] and k.dtype == v.dtype == self.k.dtype):
             _check_first(k, v)
             _check_same_layer("cache", self.k, k)  # raises ValueError | TypeError
-        self.k = torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head), new tensor
-        self.v = torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
+            _check_same_layer("cache", self.v, v)
+        self.k = torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_k), new tensor
+        self.v = torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_v)
         return self.k, self.v
 
 
 def _check_first(k, v):
-    """``k`` and ``v``: floating-point tensors of one shape ``(B, h_kv, T_new, d_head)`` or ``(h_kv, T_new, d_head)``."""
+    """``k`` ``(B, h_kv, T_new, d_k)`` and ``v`` ``(B, h_kv, T_new, d_v)`` (or no ``B``), floating point, one dtype."""
     _checks.tensor("k", k, floating=True)
     _checks.tensor("v", v, floating=True)
-    if k.dim() not in (3, 4) or k.shape != v.shape:
+    if k.dim() not in (3, 4) or k.shape[:-1] != v.shape[:-1]:
         raise ValueError(
-            "k and v must both have shape (B, h_kv, T_new, d_head) (or (h_kv, T_new, "
-            f"d_head) for one unbatched sequence), got k {tuple(k.shape)} and v {tuple(v.shape)}"
+            "k and v must have shapes (B, h_kv, T_new, d_k) and (B, h_kv, T_new, d_v) (or "
+            f"(h_kv, T_new, d) for one unbatched sequence), got k {tuple(k.shape)} and v {tuple(v.shape)}"
         )
     if k.dtype != v.dtype:
         raise TypeError(f"k and v must have the same dtype, got {k.dtype} and {v.dtype}")

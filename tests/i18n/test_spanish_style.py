@@ -1,0 +1,229 @@
+"""The Spanish catalogs follow the translation guide (``locale/README.md``).
+
+Each rule of the guide that a program can check is checked here on every
+message of every catalog, so the pages that later chapters add are held to
+it as soon as their catalogs exist.  The same rules are checked on the built
+pages by ``tests/book/test_spanish_pages.py``.  No build is needed.
+"""
+
+import re
+from pathlib import Path
+
+import polib
+import pytest
+from book_languages import TRANSLATION
+
+ROOT = Path(__file__).resolve().parents[2]
+PO_DIR = ROOT / "locale" / TRANSLATION / "LC_MESSAGES"
+CATALOGS = sorted(PO_DIR.rglob("*.po"))
+
+
+def _name(path):
+    return path.relative_to(PO_DIR).with_suffix("").as_posix()
+
+
+def messages():
+    """``(catalog, entry)`` for every translated message of the page catalogs."""
+    for path in CATALOGS:
+        if path.name == "sphinx.po":
+            continue
+        for e in polib.pofile(str(path)):
+            if not e.obsolete and e.msgstr:
+                yield _name(path), e
+
+
+def test_the_catalogs_have_messages():
+    # Guards the loop: an empty scan would pass every check below.
+    assert sum(1 for _ in messages()) > 1500
+
+
+# -- chapter references ----------------------------------------------------------------
+
+# {ref}`ch-08` (MyST) or :ref:`ch-08` (reST: the gallery and the API) with no text of
+# its own prints the chapter's title; so does a reference to a gallery example.
+BARE_REF = re.compile(r"(?:\{ref\}|:ref:)`(?P<label>ch-\d+|sphx_glr_[\w.]+)`")
+# {ref}`capítulo 8 <ch-08>`, or the number alone after «los capítulos».
+NAMED_REF = re.compile(r"(?:\{ref\}|:ref:)`(?P<text>[^`<]*?)\s*<ch-(?P<n>\d+)>`")
+NAMED_TEXT = re.compile(r"(?:[Cc]apítulo )?(?P<n>\d+)")
+
+
+def reference_slips(text):
+    """What is wrong with the chapter references of one Spanish message.
+
+    A bare reference prints a title: it may stand alone (a list entry, a table
+    cell), open the message before a colon (``{ref}`ch-02`: la analogía…``), or
+    sit in «…».  Anywhere else Spanish needs «el capítulo 8»:
+    ``el {ref}`capítulo 8 <ch-08>```.  A reference with its own text names the
+    chapter by its number, the same number as its label.
+    """
+    slips = []
+    text = re.sub(r"``.*?``", " ", text)  # a role quoted as code is not a reference
+    for m in BARE_REF.finditer(text):
+        before, after = text[: m.start()].rstrip(), text[m.end():].lstrip()
+        if before.endswith("«") and after.startswith("»"):
+            continue
+        if not before and (not after or after[0] in ":."):
+            continue
+        slips.append(f"bare {m[0]} after {before[-25:]!r}")
+    for m in NAMED_REF.finditer(text):
+        named = NAMED_TEXT.fullmatch(m["text"])
+        if not named or int(named["n"]) != int(m["n"]):
+            slips.append(f"{m[0]}: the text should be «capítulo {int(m['n'])}»")
+    return slips
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "El {ref}`ch-08` da a la atención una noción del orden.",
+        "con la tabla sinusoidal del {ref}`ch-08` sumada a la entrada",
+        "Acompaña al :ref:`ch-14`.",
+        "(la vía rápida o la explícita, como en {ref}`ch-05`)",
+        "{ref}`ch-04` explica la escala; {ref}`ch-05`, la máscara.",
+        "El ejemplo de la galería {ref}`sphx_glr_auto_examples_plot_02_simplified_attention.py` dibuja",
+        "como en el {ref}`capítulo 9 <ch-08>`",
+        "como en el {ref}`chapter 8 <ch-08>`",
+    ],
+)
+def test_reference_slips_are_found(text):
+    assert reference_slips(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{ref}`ch-02`",
+        "{ref}`ch-01`: la analogía de la búsqueda.",
+        "El {ref}`capítulo 8 <ch-08>` da a la atención una noción del orden.",
+        "en los capítulos {ref}`4 <ch-04>` y {ref}`7 <ch-07>`",
+        "El ejemplo de la galería «{ref}`sphx_glr_auto_examples_plot_02_simplified_attention.py`» dibuja",
+        "Acompaña al :ref:`capítulo 14 <ch-14>`.",
+        "su documentación está en la {ref}`página de la API <api>`",
+        "Conserva el marcado: roles como ``{ref}`ch-05` `` y ``{term}`query` ``.",
+    ],
+)
+def test_good_references_pass(text):
+    assert not reference_slips(text), reference_slips(text)
+
+
+def test_chapter_references_read_as_spanish():
+    found = [
+        f"{name}: {slip}"
+        for name, e in messages()
+        for slip in reference_slips(e.msgstr)
+    ]
+    assert not found, (
+        "chapter references that print a title inside a Spanish sentence "
+        "(write el {ref}`capítulo N <ch-NN>`, or the title in «…»):\n" + "\n".join(found)
+    )
+
+
+# -- numbers ---------------------------------------------------------------------------
+
+# The parts of a message: math ($…$, :math:`…`), code and roles (``…``, `…`,
+# {ref}`…`, :class:`…`) and links, and the prose around them.
+SEGMENT = re.compile(
+    r"(?P<math>:math:`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$)"
+    r"|(?P<code>``.*?``|\{[a-z:-]+\}`[^`]*`|:[a-z:]+:`[^`]*`|`[^`]*`|https?://\S+)",
+    re.S,
+)
+# «ejercicio 2.4», «Python 3.11»: numbering and versions, not decimals.
+NUMBERING = re.compile(r"(?:[Ee]jercicios?|[Ss]ecci[oó]n|[Ff]igura|[Tt]abla|Python|§)\s*$")
+NNBSP = "\u202f"  # narrow no-break space: 20 000
+
+
+def segments(text):
+    """``(kind, text)`` pieces of a message: ``"prose"``, ``"math"`` or ``"code"``."""
+    pos = 0
+    for m in SEGMENT.finditer(text):
+        if m.start() > pos:
+            yield "prose", text[pos:m.start()]
+        yield m.lastgroup, m[0]
+        pos = m.end()
+    if pos < len(text):
+        yield "prose", text[pos:]
+
+
+def number_slips(text):
+    """The numbers of one Spanish message written against the guide's rules.
+
+    Decimal comma in prose (0,77) and in formulas (``0{,}77``); no space in a
+    four-digit number (1024); a narrow no-break space from five digits (20 000,
+    U+202F), ``\\,`` in a formula (``10\\,000``); a semicolon between numbers that
+    have a decimal comma (``1; 0,1; 0,01``).  Code and printed values keep Python's
+    form (``0.2379``, ``1e-5``).
+    """
+    slips = []
+    prose_before = ""
+    for kind, part in segments(text):
+        if kind == "prose":
+            for m in re.finditer(r"(?<![\w.,])\d+\.\d+(?!\w|\.\d)", part):
+                if not NUMBERING.search(prose_before + part[: m.start()]):
+                    slips.append(f"decimal point {m[0]!r} (write {m[0].replace('.', ',')})")
+            for m in re.finditer(r"(?<![\w.,\u00a0\u202f])\d{5,}(?!\d)", part):
+                slips.append(f"{m[0]!r} without a narrow no-break space (U+202F) between thousands")
+            for m in re.finditer(r"(?<![\d.,\u00a0\u202f])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)", part):
+                digits = re.sub(r"\D", "", m[0])
+                if len(digits) == 4:
+                    slips.append(f"{m[0]!r}: no space in a four-digit number (write {digits})")
+                elif re.search(r"[ \u00a0]", m[0]):
+                    slips.append(f"{m[0]!r}: thousands take a narrow no-break space (U+202F)")
+            for m in re.finditer(r"\d, \d+,\d|\d+,\d+, \d", part):
+                slips.append(f"{m[0]!r}: a list of decimals takes semicolons (1; 0,1; 0,01)")
+            prose_before += part
+        elif kind == "math":
+            if re.search(r"\d\.\d", part):
+                slips.append(f"decimal point in {part!r} (write 0{{,}}5)")
+            for m in re.finditer(r"(?<![\d{},\\])\d{5,}(?!\d)", part):
+                slips.append(f"{m[0]!r} in {part!r}: group thousands with \\, (10\\,000)")
+            for m in re.finditer(r"(?<![\d,])\d\\,\d{3}(?!\d|\\,)", part):
+                slips.append(f"{m[0]!r} in {part!r}: no space in a four-digit number")
+            for m in re.finditer(r"\d\{,\}\d{3}\{,\}\d{3}", part):
+                slips.append(f"{m[0]!r} in {part!r}: a comma groups thousands in English only (write \\,)")
+            for m in re.finditer(r"\d, \d+\{,\}\d|\d\{,\}\d+, \d", part):
+                slips.append(f"{m[0]!r} in {part!r}: a list of decimals takes semicolons (1;\\ 0{{,}}1)")
+        else:
+            prose_before = ""
+    return slips
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(k₁, puntuación 0.90)",
+        "el peso más grande ya promedia 0.88.",
+        "con $p = 0.5$, sobre una matriz",
+        "con :math:`1/6 \\approx 0.17`",
+        "con $\\theta_i = 1, 0{,}1, 0{,}01$",
+        "(0,97 a distancia 1, 0,66 a distancia 10)",
+        "una secuencia de 8\u00a0192 tokens",
+        "unos 122\u00a0000 tokens",
+        "es decir, 787 456 con",
+        "sobre 20000 pares",
+        "$10000^{-2i/d}$",
+        "$4\\,096$",
+        "$1{,}280{,}000$",
+    ],
+)
+def test_number_slips_are_found(text):
+    assert number_slips(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(k₁, puntuación 0,90); el peso más grande ya promedia 0,88.",
+        "con $p = 0{,}5$ y $\\theta_i = 1;\\ 0{,}1;\\ 0{,}01$, sobre 20\u202f000 pares",
+        "una secuencia de 8192 tokens, $T = 8192$, $10\\,000^{-2i/d}$, $1\\,280\\,000$",
+        "(ejercicio 2.4); Ejercicio 15.1; con Python 3.11",
+        "imprime ``0.2379``; `rtol=1.3e-6` y `atol=1e-5`; (Vaswani et al., 2017)",
+        "la cuarta ($k_4$, puntuación 0,84), 1, 2 y 3",
+    ],
+)
+def test_good_numbers_pass(text):
+    assert not number_slips(text), number_slips(text)
+
+
+def test_numbers_follow_the_spanish_rules():
+    found = [f"{name}: {slip}" for name, e in messages() for slip in number_slips(e.msgstr)]
+    assert not found, "numbers written against locale/README.md («Numbers»):\n" + "\n".join(found)
