@@ -6,12 +6,13 @@ needs the keys and values of positions :math:`0 .. t`; those of positions
 causal, they have not changed. A :class:`KVCache` stores them, so that each step
 projects only the new tokens and appends their keys and values.
 
-Its size, for a model with :math:`L` attention layers, :math:`h_{kv}` key-value heads of
-dimension :math:`d_{head}`, :math:`T` cached positions and :math:`b` bytes per number:
+Its size for one sequence, for a model with :math:`L` attention layers, :math:`h_{kv}`
+key-value heads of dimension :math:`d_{head}`, :math:`T` cached positions and :math:`b`
+bytes per number, in bytes:
 
 .. math::
 
-    2 \cdot L \cdot h_{kv} \cdot d_{head} \cdot T \cdot b \quad \text{bytes per sequence}
+    2 \cdot L \cdot h_{kv} \cdot d_{head} \cdot T \cdot b
 
 (the 2 counts keys and values); :func:`kv_cache_bytes` computes it.
 """
