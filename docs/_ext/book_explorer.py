@@ -46,7 +46,9 @@ class ExplorerRenderer:
     def handle_mime(renderer, data, inline):
         if data.mime_type != EXPLORER_MIME or inline:
             return None
-        return [attention_explorer(data=json.dumps(data.content, ensure_ascii=False, separators=(",", ":")))]
+        # Keys sorted: a page read from the execution cache gets them sorted (nbformat).
+        text = json.dumps(data.content, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        return [attention_explorer(data=text)]
 
 
 def register_renderer(app, config):
