@@ -24,6 +24,7 @@ import torch.nn as nn
 
 from . import _checks
 from . import functional as AF
+from .kv_cache import _causal_attention
 from .multihead import MultiHeadAttention
 from .rope import RotaryEmbedding
 
@@ -103,24 +104,7 @@ class GroupedQueryAttention(nn.Module):
             ``weights`` ``(..., num_heads, T, T_cached + T)``.
         """
         _checks.forward_inputs(self, x, return_weights, cache=cache)
-        P, T = (0 if cache is None else len(cache)), x.size(-2)  # P = T_cached
-        q = AF.split_heads(self.W_query(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
-        k = AF.split_heads(self.W_key(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
-        v = AF.split_heads(self.W_value(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
-        if self.rope is not None:  # RoPE: positions P .. P + T - 1
-            q, k = self.rope(q, offset=P), self.rope(k, offset=P)
-        if cache is not None:
-            k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head) = cat(cached, new)
-        k = k.repeat_interleave(self.group_size, dim=-3)  # (B, h_kv, P+T, d_head) -> (B, h, P+T, d_head)
-        v = v.repeat_interleave(self.group_size, dim=-3)  # q head i -> kv head i // group_size
-        mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P + T - 1
-        p = self.dropout.p if self.training else 0.0
-        out = AF.scaled_dot_product_attention(  # F.scaled_dot_product_attention | explicit (return_weights)
-            q, k, v, mask, is_causal=not P, dropout_p=p, return_weights=return_weights
-        )
-        out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)
-        z = self.out_proj(AF.merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
-        return (z, att) if return_weights else z
+        return _causal_attention(self, x, cache, return_weights)
 
 
 def _rope(base, head_dim, context_length):
@@ -139,15 +123,16 @@ def _rope(base, head_dim, context_length):
 def mean_pool_kv_heads(module, num_kv_heads):
     r"""A grouped-query layer made from a trained one by mean-pooling its key-value heads.
 
-    The key-value heads of ``module`` are taken in ``num_kv_heads`` groups of consecutive
-    heads, and the rows of ``W_key`` and ``W_value`` (and their biases) that belong to
-    the heads of a group are averaged: new head :math:`g` gets
+    The :math:`h'_{kv}` key-value heads of ``module`` are taken in ``num_kv_heads``
+    (:math:`h_{kv}`) groups of :math:`r` consecutive heads, and the rows of ``W_key`` and
+    ``W_value`` (and their biases) that belong to the heads of a group are averaged: new
+    head :math:`g` gets
 
     .. math::
 
         W^K_g = \frac{1}{r} \sum_{j = g r}^{g r + r - 1} W^K_j, \qquad
         W^V_g = \frac{1}{r} \sum_{j = g r}^{g r + r - 1} W^V_j, \qquad
-        r = \frac{h_{kv}^{\text{old}}}{h_{kv}},
+        r = \frac{h'_{kv}}{h_{kv}},
 
     the conversion of Ainslie et al. (2023, "GQA: Training Generalized Multi-Query
     Transformer Models from Multi-Head Checkpoints"), which then trains the result a

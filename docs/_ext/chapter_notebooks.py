@@ -10,7 +10,8 @@ it writes, for every chapter (a MyST notebook of ``docs/chapters/``):
   translation in the page's catalog (``locale/<lang>/LC_MESSAGES/<page>.po``,
   the messages Sphinx extracted from the page, with the lookup of
   ``translated_downloads.py``), then MyST's own syntax is written the way plain
-  Jupyter reads it (roles as text, admonitions as quotes, solutions as
+  Jupyter reads it (roles as text, citations as links to the cited works
+  (``book_bibliography.citation_text``), admonitions as quotes, solutions as
   ``<details>``, ``literalinclude`` as the code the page shows: what Sphinx
   includes, without docstrings, as ``book_listings.py`` shows it);
 - ``<outdir>/downloads/attention-notebooks-<lang>.zip``: those notebooks and
@@ -34,6 +35,7 @@ import nbformat
 from sphinx.locale import admonitionlabels, get_translation
 from sphinx.util import logging
 
+from book_bibliography import citation_text, load_entries
 from book_listings import strip_docstrings
 from book_outputs import coalesce_streams
 from translated_downloads import load_catalog, lookup
@@ -104,6 +106,7 @@ class Converter:
         self.include = include
         self.translate = translate
         self.missing = []
+        self._bibliography = None
 
     # -- text ---------------------------------------------------------------------
 
@@ -118,8 +121,16 @@ class Converter:
         """MyST's roles as the words the page shows."""
         return ROLE.sub(self._role, text)
 
+    def cite(self, role, content):
+        """``{cite:t}`key``` as the page writes it, each work a link to itself (DOI, arXiv, ...)."""
+        if self._bibliography is None:
+            self._bibliography = load_entries()
+        return citation_text(self._bibliography, role, content, link=lambda shown, url: f"[{shown}]({url})")
+
     def _role(self, match):
         name, content = match["name"].split(":")[-1], match["text"]
+        if match["name"].startswith("cite:"):
+            return self.cite(name, content)
         titled = TITLED.match(content)
         if name in ("ref", "numref", "doc"):
             if titled:
