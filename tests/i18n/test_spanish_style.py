@@ -236,7 +236,8 @@ def test_numbers_follow_the_spanish_rules():
 # Terms the book adopts as Spanish words are written plainly: token, embedding,
 # softmax, dropout, Transformer (locale/README.md, «Terms and foreign words»).
 FOREIGN = re.compile(
-    r"(?<![\w*-])(kernels?|prompts?|one-hot|strides?|logits|broadcasting|feed-forward)(?![\w*-])", re.I
+    r"(?<![\w*-])(kernels?|prompts?|one-hot|strides?|logits|broadcasting|feed-forward|pre-norm|post-norm)(?![\w*-])",
+    re.I,
 )
 # Spans where a word is not used in the prose: code, math, roles, «quotes», *italics*.
 NOT_PLAIN = re.compile(
@@ -260,3 +261,40 @@ def test_plain_foreign_words_are_found():
 def test_foreign_words_are_in_italics():
     found = [f"{name}: {w!r} in {e.msgstr[:70]!r}" for name, e in messages() for w in plain_foreign_words(e.msgstr)]
     assert not found, "English words in Spanish prose go in italics (*kernel*):\n" + "\n".join(found)
+
+
+# -- register and quotation marks --------------------------------------------------------
+
+# «Tú» (locale/README.md, «Register»): the pronoun «usted», and the «usted» imperatives
+# that open a sentence where the book writes «Compruébalo», «Observa», «Calcula».
+USTED = re.compile(
+    r"\b(?:[Uu]sted|[Uu]stedes)\b|(?:^|[.:;!?]\s+|[¿¡(]\s*)(?:Compruebe|Observe|Fíjese|Ejecute|Escriba|Recuerde|"
+    r"Pruebe|Vea|Considere|Calcule|Demuestre|Explique|Utilice|Cambie|Quite|Añada|Elija)\b"
+)
+
+
+def register_slips(text):
+    return [m[0].strip() for m in USTED.finditer(NOT_PLAIN.sub(" ", text))]
+
+
+def quote_slips(text):
+    """Quotation marks other than «…» in the prose (“…” may only nest inside «…»)."""
+    prose = re.sub(r"«[^»]*»", " ", NOT_PLAIN.sub(" ", re.sub(r"\*[^*\s][^*]*\*", " ", text)))
+    return re.findall(r"[\"“”]", prose)
+
+
+def test_register_and_quote_slips_are_found():
+    assert register_slips("Compruebe que la suma es 1. Usted puede verlo.") == ["Compruebe", "Usted"]
+    assert not register_slips("Compruébalo. Observa que `usted` no sale; que se observe.")
+    assert quote_slips('la oración "Your journey" y “otra”') == ['"', '"', "“", "”"]
+    assert not quote_slips('la oración «Your journey», «un “paso”», `"ibhd"` y $x$')
+
+
+def test_the_pages_say_tu():
+    found = [f"{name}: {slip!r} in {e.msgstr[:70]!r}" for name, e in messages() for slip in register_slips(e.msgstr)]
+    assert not found, "the book says «tú» to its reader:\n" + "\n".join(found)
+
+
+def test_quotes_are_spanish():
+    found = [f"{name}: {e.msgstr[:90]!r}" for name, e in messages() if quote_slips(e.msgstr)]
+    assert not found, "quotation marks in Spanish prose are «…» (and “…” inside them):\n" + "\n".join(found)
