@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 # The local extensions, and the language list they share with the tests and the Makefile.
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-from book_languages import SOURCE  # noqa: E402
+from book_languages import LANGUAGES, SOURCE  # noqa: E402
+from book_pages import GENERATED_PAGES  # noqa: E402
 
 # -- Project -------------------------------------------------------------------
 # Configuration values are not messages of any page, so the catalogs never translate
@@ -65,7 +66,14 @@ extensions = [
     "book_i18n",  # docs/_ext: what the catalogs cannot translate
     "book_offline",  # docs/_ext: executed notebooks out of the site
     "book_math",  # docs/_ext/book_math.py: formulas as MathML at build time, the math font
-    "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
+    "sphinx_sitemap",  # sitemap.xml of each language, with each page's twin (when hosted)
+    "sphinxext.opengraph",  # each page's description and Open Graph tags, from its first text
+    "book_hosting",  # docs/_ext: the language switcher, hreflang twins, the sitemap's URLs, robots.txt
+    "book_a11y",  # docs/_ext: names for the controls the theme and myst-nb leave unnamed
+    "book_images",  # docs/_ext: images with their size, loaded lazily, figures linked to their file
+    "book_alt",  # docs/_ext: alt text of the figures, in the page's language
+    "book_assets",  # docs/_ext: each page loads only the stylesheets it uses, scripts deferred
+    "book_fonts",  # docs/_ext: the theme's icon font cut down to the icons used
     "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
     "book_listings",  # docs/_ext: the package's code shown without its docstrings
     "book_outputs",  # docs/_ext: printed output joined as the code printed it
@@ -134,8 +142,18 @@ html_static_path = [str(ROOT / "docs" / "_static")]
 html_css_files = ["book.css"]
 html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
 # Where the book is served (Read the Docs tells each build: /en/latest/, /es/latest/).
-# book_site reads it for the language switcher, the hreflang links and the sitemap.
+# book_hosting reads it for the language switcher and the hreflang links, and derives
+# sphinx-sitemap's and sphinxext-opengraph's URLs from it.
 html_baseurl = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
+# sphinx-sitemap: both languages of every page Sphinx does not write itself. Built
+# without html_baseurl (make html) there is no sitemap, which it reports as a warning.
+sitemap_locales = list(LANGUAGES)
+sitemap_excludes = [f"{page}.html" for page in GENERATED_PAGES]
+suppress_warnings = ["sitemap.configuration"]
+# sphinxext-opengraph: descriptions short enough for a search result; no social
+# cards (a matplotlib figure per page, written on every build, for sharing only).
+ogp_description_length = 160
+ogp_social_cards = {"enable": False}
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False

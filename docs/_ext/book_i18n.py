@@ -11,8 +11,8 @@ import re
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
 
-from book_languages import LANGUAGES, OTHER, SOURCE
-from translated_ui import plain_text
+from book_languages import SOURCE
+from book_text import plain_text
 
 
 def per_language_config(app, config):
@@ -33,18 +33,6 @@ def per_language_config(app, config):
         setattr(config, name, value)
     config.project = config.html_title
     config.copyright = config.copyright.replace(source_author, config.author)
-
-
-def switcher_context(app, pagename, templatename, context, doctree):
-    """Give ``_templates/lang-switch.html`` this build's language and the other one.
-
-    Why: the theme has no language switcher; the template links the same page
-    in the sibling build (``_build/html/en`` and ``_build/html/es``).
-    """
-    lang = app.config.language or SOURCE
-    context["book_lang"] = lang
-    context["book_other_lang"] = OTHER[lang]
-    context["book_other_lang_name"] = LANGUAGES[OTHER[lang]]
 
 
 class DisplayMathIsNotTranslated(SphinxTransform):
@@ -83,7 +71,7 @@ def _gallery_summary(env, docname):
     section = next(iter(doctree.findall(nodes.section)), None)
     for child in section.children if section is not None else ():
         if isinstance(child, nodes.paragraph):
-            return re.sub(r"\s+", " ", plain_text(child, env)).strip()
+            return plain_text(child, env)
     return ""
 
 
@@ -125,6 +113,5 @@ def setup(app):
     # Before the other extensions' config-inited hooks (priority 500), so they see
     # this language's values.
     app.connect("config-inited", per_language_config, priority=100)
-    app.connect("html-page-context", switcher_context)
     app.connect("doctree-resolved", translate_gallery_cards)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -28,7 +28,8 @@ from sphinx.util.docutils import SphinxDirective
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from book_languages import SOURCE  # noqa: E402
-from book_site import TEXT as SITE_TEXT  # noqa: E402 (the pages' meta description)
+from book_hosting import DESCRIPTION  # noqa: E402 (the pages' meta description)
+from sphinx.locale import get_translation  # noqa: E402
 
 # Where make pdf / make epub put the files, relative to a language's root in the site.
 DOWNLOADS = "downloads"
@@ -80,7 +81,7 @@ def print_config(app, config):
     stem = file_stem(config.project, lang)
     config.latex_documents = [(config.root_doc, f"{stem}.tex", config.project, config.author, "manual")]
     config.epub_basename = stem
-    config.epub_description = SITE_TEXT[lang]["description"]
+    config.epub_description = get_translation("sphinx")(DESCRIPTION)
     config.epub_identifier = stem
     config.epub_uid = stem.replace("-", "_")
     # imgmath is loaded for the EPUB alone: the web pages keep html_math_renderer (MathML).
@@ -102,19 +103,6 @@ def epub_templates(app):
     ours = Path(app.confdir, "docs", "_templates").resolve()
     app.config.templates_path = [p for p in app.config.templates_path if Path(p).resolve() != ours]
     app.builder.templates.init(app.builder, app.builder.theme)
-
-
-HREFLANG = re.compile(r'\s*<link rel="alternate" hreflang="[^"]*" href="[^"]*" />')
-
-
-def epub_page_head(app, pagename, templatename, context, doctree):
-    """No links to the other language's web page in an EPUB page's head.
-
-    Why: ``book_site`` gives every page of an HTML-format build its ``hreflang``
-    twin, a file outside the EPUB (after ``book_site``'s hook, priority 600).
-    """
-    if app.builder.name == "epub" and context.get("metatags"):
-        context["metatags"] = HREFLANG.sub("", context["metatags"])
 
 
 def epub_static_before_packing(app, builder):
@@ -426,7 +414,6 @@ def setup(app):
     app.connect("env-get-outdated", downloads_changed)
     app.connect("write-started", epub_math_in_one_run)
     app.connect("write-started", epub_static_before_packing)
-    app.connect("html-page-context", epub_page_head, priority=700)
     app.add_node(
         book_part,
         html=(skip, None),

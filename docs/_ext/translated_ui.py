@@ -19,7 +19,7 @@ already reads for the templates):
 
 The ``aria-label`` of the theme's navigation ("Main", "Page") is translated by
 the templates in ``docs/_templates`` (``sbt-sidebar-nav.html``, ``layout.html``);
-myst-nb's "Toggle hidden content" label is removed by ``book_site.py``.
+myst-nb's "Toggle hidden content" label is removed by ``book_a11y.py``.
 """
 
 import json
@@ -147,46 +147,6 @@ class TranslateModuleIndexEntries(SphinxTransform):
                 (kind, value.replace("module; ", _("module") + "; ", 1) if kind == "pair" else value, *rest)
                 for kind, value, *rest in node["entries"]
             ]
-
-
-# A formula in a tooltip or an alt text: TeX read as plain text.
-TEX_TEXT = [
-    (r"\\(text|mathrm|operatorname|mathbf|mathit)\{([^{}]*)\}", r"\2"),
-    (r"\\sqrt\{([^{}]*)\}", r"√\1"),
-    (r"\\mathcal\{N\}", "𝒩"),
-    (r"\\times", "×"), (r"\\cdot", "·"), (r"\\infty", "∞"), (r"\\l?dots", "…"),
-    (r"\\le(?![a-z])", "≤"), (r"\\ge(?![a-z])", "≥"), (r"\\ne(?![a-z])", "≠"), (r"\\to(?![a-z])", "→"),
-    (r"\\bmod", "mod"), (r"\^\\top", "ᵀ"), (r"\\top", "ᵀ"),
-    (r"\\alpha", "α"), (r"\\beta", "β"), (r"\\omega", "ω"), (r"\\Omega", "Ω"), (r"\\sigma", "σ"),
-    (r"\\[,;:! ]", " "), (r"\\(left|right)", ""),
-    (r"([_^])\{(\w+)\}", r"\1\2"), (r"([_^])\{([^{}]*)\}", r"\1(\2)"),
-    (r"[{}]", ""), (r"  +", " "),
-]
-
-
-def tex_to_text(tex):
-    """``6 \\times 6`` -> ``6 × 6``; ``d_\\text{head}`` -> ``d_head``: a formula as a tooltip can show it."""
-    for pattern, repl in TEX_TEXT:
-        tex = re.sub(pattern, repl, tex)
-    return tex.strip()
-
-
-def plain_text(node, env):
-    """The text of ``node`` as a reader sees it: formulas as text, references by their titles."""
-    parts = []
-    for child in node.children:
-        if isinstance(child, nodes.math):
-            parts.append(tex_to_text(child.astext()))
-        elif isinstance(child, addnodes.pending_xref) and child.get("reftype") == "ref":
-            label = child["reftarget"].lower()
-            entry = env.domains.standard_domain.labels.get(label)
-            explicit = child.get("refexplicit")
-            parts.append(child.astext() if explicit or entry is None else entry[2])
-        elif isinstance(child, nodes.Text):
-            parts.append(child.astext())
-        else:
-            parts.append(plain_text(child, env))
-    return "".join(parts).replace("\n", " ")
 
 
 def setup(app):

@@ -29,6 +29,7 @@ External links are never requested: they are listed in
 import ast
 import io
 import json
+import os
 import re
 import time
 import zipfile
@@ -48,6 +49,7 @@ from site_pages import (
     OTHER,
     PAGES,
     ROOT,
+    WRITTEN_PAGES,
     SiteServer,
     built_pages,
     check_links,
@@ -359,7 +361,7 @@ JS_FONTS = """async () => {
 
 
 def _check_icons(page):
-    """The theme's icons come from the cut-down font (book_site), never the whole 115 KB one."""
+    """The theme's icons come from the cut-down font (book_fonts), never the whole 115 KB one."""
     fonts = page.evaluate(JS_FONTS)
     problems = []
     if "fa-solid-900.woff2" in fonts:
@@ -860,8 +862,9 @@ HOSTED_PAGES = ["index", CHAPTERS[0] if CHAPTERS else "api", EXAMPLE_PAGES[0] if
 def hosted(site, tmp_path_factory):
     """The book built as Read the Docs builds it, laid out as it serves it.
 
-    Each language is built on its own with ``html_baseurl`` set to its URL (what
-    ``READTHEDOCS_CANONICAL_URL`` gives ``conf.py``), into ``<root>/<lang>/latest``.
+    Each language is built on its own with ``READTHEDOCS_CANONICAL_URL`` set to its
+    URL, as Read the Docs sets it (``conf.py`` makes it ``html_baseurl``), into
+    ``<root>/<lang>/latest``.
     The build reuses a copy of the doctrees of ``make html``: only the pages are written.
     """
     import shutil
@@ -874,9 +877,9 @@ def hosted(site, tmp_path_factory):
         shutil.copytree(ROOT / "_build" / "doctrees" / lang, doctrees)
         proc = subprocess.run(
             [sys.executable, "-m", "sphinx", "-c", ".", "-q", "-W", "--keep-going", "-b", "html",
-             "-D", f"language={lang}", "-D", f"html_baseurl={HOSTED_BASE.format(lang=lang)}",
-             "-d", str(doctrees), "docs", str(root / lang / "latest")],
+             "-D", f"language={lang}", "-d", str(doctrees), "docs", str(root / lang / "latest")],
             cwd=ROOT, capture_output=True, text=True,
+            env={**os.environ, "READTHEDOCS_CANONICAL_URL": HOSTED_BASE.format(lang=lang)},
         )
         assert proc.returncode == 0, f"hosted build ({lang}) failed:\n{proc.stderr[-4000:]}"
     with SiteServer(root, gzip=True) as srv:
@@ -907,10 +910,16 @@ def test_hosted_switcher_and_twins(hosted, browser, lang):
             page.close()
     finally:
         ctx.close()
-    # A sitemap per language, each page with its twin.
+    # A sitemap per language (sphinx-sitemap), each page with its twin, none of Sphinx's own pages.
+    base = HOSTED_BASE.format(lang=lang)
     sitemap = (root / lang / "latest" / "sitemap.xml").read_text(encoding="utf-8")
-    for name in PAGES:
-        if name in ("search", "genindex", "py-modindex"):
-            continue
-        assert f"<loc>{HOSTED_BASE.format(lang=lang)}{name}.html</loc>" in sitemap, f"{name} not in the {lang} sitemap"
-        assert f'hreflang="{other}" href="{HOSTED_BASE.format(lang=other)}{name}.html"' in sitemap
+    locs = re.findall(r"<loc>([^<]*)</loc>", sitemap)
+    assert sorted(locs) == sorted(f"{base}{name}.html" for name in WRITTEN_PAGES), f"{lang} sitemap: {locs}"
+    for name in WRITTEN_PAGES:
+        for code in LANGS:
+            assert f'hreflang="{code}" href="{HOSTED_BASE.format(lang=code)}{name}.html"' in sitemap, (lang, name, code)
+    # robots.txt names it; Open Graph's page URLs are absolute.
+    robots = (root / lang / "latest" / "robots.txt").read_text(encoding="utf-8")
+    assert f"Sitemap: {base}sitemap.xml" in robots.splitlines(), robots
+    chapter = parse(root / lang / "latest" / f"{HOSTED_PAGES[1]}.html")
+    assert chapter.select_one('meta[property="og:url"]')["content"] == f"{base}{HOSTED_PAGES[1]}.html"
