@@ -2,7 +2,10 @@
 
 A tooltip, an alt text or a description cannot typeset ``6 \\times 6`` nor
 follow ``{ref}`ch-02```: formulas are read as text (``6 × 6``) and references
-give their target's title.  Used by ``book_alt`` and ``book_i18n``.
+give their target's title.  A downloaded notebook or script shows a role
+(``{ref}`ch-02``` in MyST, ``:ref:`ch-02``` in reST) as the words the page
+shows.  Used by ``book_alt``, ``book_hosting``, ``book_i18n``,
+``chapter_notebooks`` and ``translated_downloads``.
 """
 
 import re
@@ -47,3 +50,32 @@ def plain_text(node, env=None):
         return "".join(text(child) for child in node.children)
 
     return re.sub(r"\s+", " ", text(node)).strip()
+
+
+ROLE = re.compile(r"(?:\{(?P<myst>[a-z]+(?::[a-z]+)*)\}|:(?P<rst>[a-z]+(?::[a-z]+)*):)`(?P<text>[^`]*)`")
+TITLED = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+PY_ROLES = {"func", "class", "meth", "mod", "attr", "obj", "data", "exc", "const", "any"}
+
+
+def resolve_roles(text, ref_title, code="`"):
+    """MyST's and reST's roles in ``text`` as the words the page shows.
+
+    ``ref_title(target, role)`` gives what a ``ref`` or ``doc`` without its own
+    text shows; Python objects become code (between ``code`` marks), formulas
+    ``$…$``; any other role (``term``, ``abbr``) its text.
+    """
+
+    def role(match):
+        name, content = (match["myst"] or match["rst"]).split(":")[-1], match["text"]
+        titled = TITLED.match(content)
+        if name == "math":
+            return f"${content}$"
+        if titled:
+            return titled["text"] if name not in PY_ROLES else f"{code}{titled['text']}{code}"
+        if name in ("ref", "numref", "doc"):
+            return ref_title(content, name)
+        if name in PY_ROLES:
+            return code + (content[1:].rsplit(".", 1)[-1] if content.startswith("~") else content) + code
+        return content
+
+    return ROLE.sub(role, text)
