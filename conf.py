@@ -48,6 +48,8 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx_copybutton",
     "sphinx_design",
+    "sphinxcontrib.bibtex",  # the bibliography: docs/references.bib, {cite:t} and {cite:p}
+    "book_bibliography",  # docs/_ext: entries and citations without English words
     "book_i18n",  # docs/_ext: what the catalogs cannot translate
     "book_math",  # docs/_ext/book_math.py: formulas as MathML at build time, the math font
     "sphinx_sitemap",  # sitemap.xml of each language, with each page's twin (when hosted)
@@ -111,6 +113,15 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "line_numbers": False,
 }
+
+# -- Bibliography (sphinxcontrib-bibtex; styles in docs/_ext/book_bibliography.py) ----------
+# One file; docs/bibliography.md lists every entry. Entries link their DOI, arXiv page or
+# publisher's page as plain links: nothing is fetched at build time.
+bibtex_bibfiles = ["docs/references.bib"]  # relative to this folder
+bibtex_default_style = "book"
+bibtex_reference_style = "book"
+bibtex_encoding = "utf-8"
+bibtex_cite_id = "ref-{key}"  # stable anchors: bibliography.html#ref-vaswani2017
 
 # -- autodoc -----------------------------------------------------------------------
 autodoc_member_order = "bysource"

@@ -12,6 +12,9 @@ Modules, in the order the book teaches them:
 - :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
 - :class:`KVCache`, :func:`kv_cache_bytes`, :class:`GroupedQueryAttention`,
   :func:`mean_pool_kv_heads`: decoding with a cache, its size, shared keys and values;
+- :class:`PagedKVCache`: the cache in blocks of a shared pool, as serving engines keep it;
+- :class:`MultiHeadLatentAttention`, :func:`latent_cache_bytes`: keys and values
+  decompressed from one cached latent per token;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
 - :mod:`attn.diagrams`: diagrams of the mechanism, drawn from the shapes of real tensors;
 - :func:`journey`: the notes' six-token example.
@@ -25,7 +28,9 @@ from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
 from .grouped_query import GroupedQueryAttention, mean_pool_kv_heads
 from .input_block import TransformerInputBlock
 from .kv_cache import KVCache, kv_cache_bytes
+from .latent import MultiHeadLatentAttention, latent_cache_bytes
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
+from .paged_cache import PagedKVCache
 from .positional import PositionalEncoding
 from .rope import RotaryEmbedding
 from .self_attention import SelfAttentionV1, SelfAttentionV2
@@ -49,4 +54,7 @@ __all__ = [
     "kv_cache_bytes",
     "GroupedQueryAttention",
     "mean_pool_kv_heads",
+    "PagedKVCache",
+    "MultiHeadLatentAttention",
+    "latent_cache_bytes",
 ]

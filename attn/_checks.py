@@ -159,11 +159,12 @@ def kv_cache(name, cache, x, num_kv_heads, head_dim, context_length):
         int: ``T_cached``, the number of cached positions.
     """
     from .kv_cache import KVCache  # the cache module imports this one
+    from .paged_cache import PagedKVCache
 
-    if not isinstance(cache, KVCache):
-        raise TypeError(f"{name} must be an attn.KVCache or None, got {type(cache).__name__}")
+    if not isinstance(cache, (KVCache, PagedKVCache)):
+        raise TypeError(f"{name} must be an attn.KVCache, an attn.PagedKVCache or None, got {type(cache).__name__}")
     P, T_new = len(cache), x.size(-2)
-    if P:
+    if P and isinstance(cache, KVCache):  # a PagedKVCache checks its pool in update
         new_shape = (*x.shape[:-2], num_kv_heads, T_new, head_dim)  # the new keys' shape
         same_layer(name, cache.k.shape, cache.k.dtype, new_shape, x.dtype)
     if P + T_new > context_length:

@@ -22,7 +22,7 @@ import torch
 
 from . import _checks
 
-__all__ = ["sliding_window_mask", "alibi_slopes", "alibi_bias"]
+__all__ = ["sliding_window_mask", "sink_window_mask", "alibi_slopes", "alibi_bias"]
 
 
 def sliding_window_mask(T_q, window, T_k=None, *, device=None):
@@ -107,3 +107,35 @@ def alibi_bias(num_heads, T_q, T_k=None, *, device=None):
     j = torch.arange(T_k, device=device)[None, :]  # (1, T_k)
     distance = (i - j).float()  # (T_q, T_k): i - j
     return -m[:, None, None] * distance  # (num_heads, 1, 1) * (T_q, T_k) -> (num_heads, T_q, T_k)
+
+
+def sink_window_mask(T_q, window, num_sinks, T_k=None, *, device=None):
+    """Boolean mask of a sliding window plus attention sinks, ``True`` = may attend.
+
+    The cache that StreamingLLM keeps (Xiao et al., 2023): each query sees its sliding
+    window, itself and the ``window - 1`` positions before it, and the first
+    ``num_sinks`` positions of the sequence, never a position after itself. The queries
+    are the *last* ``T_q`` of the ``T_k`` positions (aligned at the bottom-right corner,
+    as new tokens that follow a cache): query ``i`` stands at position
+    ``p = i + T_k - T_q``. ``num_sinks=0`` gives the sliding window alone.
+
+    Args:
+        T_q (int): number of queries (rows), the last ``T_q`` positions.
+        window (int): positions of the window, counting the query's own; at least 1.
+        num_sinks (int): first positions every query also sees; at least 0.
+        T_k (int, optional): number of keys (columns), at least ``T_q``; defaults to ``T_q``.
+        device (torch.device, optional): device of the returned tensor.
+
+    Returns:
+        torch.Tensor: bool tensor of shape ``(T_q, T_k)``; ``mask[i, j]`` is
+        ``j <= p and (j > p - window or j < num_sinks)``, ``p = i + T_k - T_q``.
+    """
+    T_q = _checks.positive_int("T_q", T_q)
+    window = _checks.positive_int("window", window)
+    num_sinks = _checks.non_negative_int("num_sinks", num_sinks)
+    T_k = T_q if T_k is None else _checks.positive_int("T_k", T_k)
+    if T_k < T_q:
+        raise ValueError(f"T_k must be at least T_q (the queries are the last T_q keys), got T_q={T_q} and T_k={T_k}")
+    p = torch.arange(T_k - T_q, T_k, device=device)[:, None]  # (T_q, 1): positions of the queries
+    j = torch.arange(T_k, device=device)[None, :]  # (1, T_k)
+    return (j <= p) & ((j > p - window) | (j < num_sinks))  # (T_q, T_k)

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _checks
-from .bias import alibi_bias, alibi_slopes, sliding_window_mask
+from .bias import alibi_bias, alibi_slopes, sink_window_mask, sliding_window_mask
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -30,9 +30,11 @@ __all__ = [
     "padding_mask",
     "simplified_self_attention",
     "sliding_window_mask",
+    "sink_window_mask",
     "alibi_slopes",
     "alibi_bias",
     "tiled_attention",
+    "merge_partial_attention",
 ]
 
 
@@ -325,4 +327,4 @@ def simplified_self_attention(x, *, return_weights=False):
 
 
 # Attention in tiles lives in its own module, which uses the checks above.
-from .tiled import tiled_attention  # noqa: E402
+from .tiled import merge_partial_attention, tiled_attention  # noqa: E402

@@ -139,15 +139,16 @@ def _rope(base, head_dim, context_length):
 def mean_pool_kv_heads(module, num_kv_heads):
     r"""A grouped-query layer made from a trained one by mean-pooling its key-value heads.
 
-    The key-value heads of ``module`` are taken in ``num_kv_heads`` groups of consecutive
-    heads, and the rows of ``W_key`` and ``W_value`` (and their biases) that belong to
-    the heads of a group are averaged: new head :math:`g` gets
+    The :math:`h'_{kv}` key-value heads of ``module`` are taken in ``num_kv_heads``
+    (:math:`h_{kv}`) groups of :math:`r` consecutive heads, and the rows of ``W_key`` and
+    ``W_value`` (and their biases) that belong to the heads of a group are averaged: new
+    head :math:`g` gets
 
     .. math::
 
         W^K_g = \frac{1}{r} \sum_{j = g r}^{g r + r - 1} W^K_j, \qquad
         W^V_g = \frac{1}{r} \sum_{j = g r}^{g r + r - 1} W^V_j, \qquad
-        r = \frac{h_{kv}^{\text{old}}}{h_{kv}},
+        r = \frac{h'_{kv}}{h_{kv}},
 
     the conversion of Ainslie et al. (2023, "GQA: Training Generalized Multi-Query
     Transformer Models from Multi-Head Checkpoints"), which then trains the result a

@@ -6,12 +6,13 @@ needs the keys and values of positions :math:`0 .. t`; those of positions
 causal, they have not changed. A :class:`KVCache` stores them, so that each step
 projects only the new tokens and appends their keys and values.
 
-Its size, for a model with :math:`L` attention layers, :math:`h_{kv}` key-value heads of
-dimension :math:`d_{head}`, :math:`T` cached positions and :math:`b` bytes per number:
+Its size for one sequence, for a model with :math:`L` attention layers, :math:`h_{kv}`
+key-value heads of dimension :math:`d_{head}`, :math:`T` cached positions and :math:`b`
+bytes per number, in bytes:
 
 .. math::
 
-    2 \cdot L \cdot h_{kv} \cdot d_{head} \cdot T \cdot b \quad \text{bytes per sequence}
+    2 \cdot L \cdot h_{kv} \cdot d_{head} \cdot T \cdot b
 
 (the 2 counts keys and values); :func:`kv_cache_bytes` computes it.
 """
@@ -82,14 +83,16 @@ class KVCache:
         Args:
             k (torch.Tensor): keys of the new tokens ``(B, h_kv, T_new, d_head)``, or
                 ``(h_kv, T_new, d_head)`` for one unbatched sequence.
-            v (torch.Tensor): their values, same shape as ``k``.
+            v (torch.Tensor): their values ``(B, h_kv, T_new, d_v)``; ``d_v`` may differ
+                from ``d_head`` (:class:`attn.MultiHeadLatentAttention` caches values of
+                width 0).
 
         Returns:
             tuple: ``(k_all, v_all)``, each ``(B, h_kv, T_cached + T_new, d_head)``:
             the cached positions first, then the new ones.
 
         Raises:
-            ValueError: when ``k`` and ``v`` differ in shape, or their batch size,
+            ValueError: when ``k`` and ``v`` differ in shape but for the last axis, or their batch size,
                 number of heads or head dimension differs from what the cache holds
                 (the cache belongs to another batch or another layer; call
                 :meth:`reset` or use a new cache). The cache is left unchanged.
@@ -98,13 +101,14 @@ class KVCache:
         """
         _checks.tensor("k", k, floating=True)
         _checks.tensor("v", v, floating=True)
-        if k.dim() not in (3, 4) or k.shape != v.shape:
+        if k.dim() not in (3, 4) or k.shape[:-1] != v.shape[:-1]:
             raise ValueError(
-                "k and v must both have shape (B, h_kv, T_new, d_head) (or (h_kv, T_new, "
-                f"d_head) for one unbatched sequence), got k {tuple(k.shape)} and v {tuple(v.shape)}"
+                "k and v must have shapes (B, h_kv, T_new, d_k) and (B, h_kv, T_new, d_v) (or "
+                f"(h_kv, T_new, d) for one unbatched sequence), got k {tuple(k.shape)} and v {tuple(v.shape)}"
             )
         if self.k is not None:
             _checks.same_layer("cache", self.k.shape, self.k.dtype, k.shape, k.dtype)
+            _checks.same_layer("cache", self.v.shape, self.v.dtype, v.shape, v.dtype)
         k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
         v = v if self.v is None else torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
         self.k, self.v = k, v

@@ -23,7 +23,7 @@ import torch
 
 from . import _checks
 
-__all__ = ["tiled_attention"]
+__all__ = ["tiled_attention", "merge_partial_attention"]
 
 
 def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None):
@@ -89,3 +89,65 @@ def _check_tiled(q, k, v, block_size, is_causal, scale):
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
     return block_size, scale
+
+
+def merge_partial_attention(outputs, lses):
+    r"""Merge attention computed over disjoint parts of the keys into attention over all of them.
+
+    Part :math:`p` of the keys gives each query an output :math:`o_p` (its softmax-weighted
+    average of the part's values) and the log-sum-exp of its scaled scores,
+    :math:`\lambda_p = \log \sum_{j \in p} e^{s_j}` (:func:`tiled_attention` with
+    ``return_lse=True``). Over all the keys,
+
+    .. math::
+
+        \lambda = \log \sum_p e^{\lambda_p}, \qquad
+        o = \sum_p e^{\lambda_p - \lambda}\, o_p ,
+
+    since :math:`e^{\lambda_p - \lambda}` is the share of the softmax's total weight that
+    falls on part :math:`p`. This is the online softmax's update with a whole part as the
+    block, and the last step of Flash-Decoding (Dao et al., 2023), which splits a long
+    cache between processors. It is exact up to float rounding. A part where a query sees
+    no key has :math:`\lambda_p = -\infty` and weighs nothing; a query that sees no key in
+    any part gets an output of zeros and :math:`\lambda = -\infty`.
+
+    Args:
+        outputs (sequence of torch.Tensor): one output per part, each ``(..., T_q, d_v)``,
+            all of one shape and dtype.
+        lses (sequence of torch.Tensor): the matching log-sum-exps, each ``(..., T_q)``.
+
+    Returns:
+        tuple: ``(output, lse)``, ``(..., T_q, d_v)`` and ``(..., T_q)``.
+    """
+    _check_merge(outputs, lses)
+    lse_p = torch.stack(list(lses))  # (n_parts, ..., T_q)
+    lse = torch.logsumexp(lse_p, dim=0)  # (..., T_q): log sum_p e^(lambda_p)
+    share = torch.exp(lse_p - lse)[..., None]  # (n_parts, ..., T_q, 1): e^(lambda_p - lambda)
+    parts = torch.stack(list(outputs))  # (n_parts, ..., T_q, d_v)
+    parts = torch.where(lse_p[..., None] > float("-inf"), share * parts, 0.0)  # a part with no key adds 0
+    return parts.sum(dim=0), lse  # (..., T_q, d_v), (..., T_q)
+
+
+def _check_merge(outputs, lses):
+    """Input checks of :func:`merge_partial_attention`."""
+    for name, parts in (("outputs", outputs), ("lses", lses)):
+        if not isinstance(parts, (list, tuple)) or not parts:
+            raise TypeError(f"{name} must be a non-empty list or tuple of tensors, got {parts!r:.80}")
+        for i, t in enumerate(parts):
+            _checks.tensor(f"{name}[{i}]", t, floating=True)
+    if len(outputs) != len(lses):
+        raise ValueError(f"outputs and lses must have one entry per part, got {len(outputs)} and {len(lses)}")
+    o0 = outputs[0]
+    if o0.dim() < 2:
+        raise ValueError(f"outputs[0] must have shape (..., T_q, d_v), got shape {tuple(o0.shape)}")
+    for i, (o, lse) in enumerate(zip(outputs, lses)):
+        if o.shape != o0.shape or o.dtype != o0.dtype:
+            raise ValueError(
+                f"outputs[{i}] must have the shape and dtype of outputs[0], {tuple(o0.shape)} "
+                f"{o0.dtype}, got {tuple(o.shape)} {o.dtype}"
+            )
+        if lse.shape != o0.shape[:-1] or lse.dtype != o0.dtype:
+            raise ValueError(
+                f"lses[{i}] must have shape (..., T_q) = {tuple(o0.shape[:-1])} and dtype "
+                f"{o0.dtype}, got {tuple(lse.shape)} {lse.dtype}"
+            )

@@ -61,3 +61,12 @@ def test_names_with_underscores_and_infinity():
     mathml = to_mathml(r"\operatorname{rotate\_half}(x) - \infty + \text{num\_heads}", display=False)
     assert "<mi>rotate_half</mi>" in mathml and "<mtext>num_heads</mtext>" in mathml
     assert "<mi>∞</mi>" in mathml and "<mo />" not in mathml
+
+
+def test_a_decimal_comma_is_one_number():
+    # The Spanish edition writes 0{,}5 (locale/README.md): one <mn>, as 0.5 is, and the
+    # semicolon between such numbers is punctuation.
+    mathml = to_mathml(r"\theta_i = 1;\ 0{,}1;\ 3{,}35 \cdot 10^{12}", display=False)
+    assert "<mn>0,1</mn>" in mathml and "<mn>3,35</mn>" in mathml, mathml
+    assert '<mo separator="true">;</mo>' in mathml and "<mi>;</mi>" not in mathml
+    assert "<mn>0.5</mn>" in to_mathml("0.5", display=False)  # the English edition's point

@@ -58,6 +58,11 @@ FUNCTION_THEN_ARGUMENT = re.compile(
     r"(<mi>[A-Za-z]{2,}</mi>)(?=<(?:mi|mn|msub|msup|msubsup)>)"
 )
 PREFIX_MINUS = re.compile(r"(<mo[^>]*>[(\[{,=]</mo>|<mrow>|<mtd[^>]*>)<mo>−</mo>")
+# The decimal comma of the Spanish edition, written 0{,}5 as in TeX (a bare comma is
+# punctuation and spaced as such): latex2mathml splits it into three tokens; one
+# number is one <mn>, as 0.5 is.  The semicolon that separates such numbers in a list
+# (1;\ 0{,}1) is punctuation, not an identifier.
+DECIMAL_COMMA = re.compile(r"<mn>(\d+)</mn><mrow><mo>,</mo></mrow><mn>(\d+)</mn>")
 CHAR_REF = re.compile(r"&#x([0-9A-Fa-f]+);")
 MARKUP = {ord(c) for c in "&<>\"'"}
 # Inside \text{...} latex2mathml copies TeX's escapes (\_ in num\_heads) as they are;
@@ -97,6 +102,7 @@ def to_mathml(tex, display):
     mathml = re.sub(r"<mi>([×·⋅±∓⊙∘])</mi>", r"<mo>\1</mo>", mathml)
     mathml = WORD_OPERATOR.sub(lambda m: m[0] if m[1] in OPERATOR_WORDS else f"<mi>{m[1]}</mi>", mathml)
     mathml = mathml.replace(UNDERSCORE, "_").replace("<mo>∞</mo>", "<mi>∞</mi>")
+    mathml = DECIMAL_COMMA.sub(r"<mn>\1,\2</mn>", mathml).replace("<mi>;</mi>", '<mo separator="true">;</mo>')
     # A minus sign that opens a group or follows a relation is a sign, not a subtraction.
     mathml = PREFIX_MINUS.sub(r'\1<mo form="prefix">−</mo>', mathml)
     # TeX's thin space between a function name and what it applies to (\cos p\theta),

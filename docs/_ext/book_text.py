@@ -57,16 +57,19 @@ TITLED = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 PY_ROLES = {"func", "class", "meth", "mod", "attr", "obj", "data", "exc", "const", "any"}
 
 
-def resolve_roles(text, ref_title, code="`"):
+def resolve_roles(text, ref_title, code="`", cite=None):
     """MyST's and reST's roles in ``text`` as the words the page shows.
 
     ``ref_title(target, role)`` gives what a ``ref`` or ``doc`` without its own
-    text shows; Python objects become code (between ``code`` marks), formulas
-    ``$…$``; any other role (``term``, ``abbr``) its text.
+    text shows, ``cite(role, keys)`` a citation; Python objects become code
+    (between ``code`` marks), formulas ``$…$``; any other role (``term``) its text.
     """
 
     def role(match):
-        name, content = (match["myst"] or match["rst"]).split(":")[-1], match["text"]
+        full, content = match["myst"] or match["rst"], match["text"]
+        name = full.split(":")[-1]
+        if full.startswith("cite:") and cite is not None:
+            return cite(name, content)
         titled = TITLED.match(content)
         if name == "math":
             return f"${content}$"

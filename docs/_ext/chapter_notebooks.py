@@ -6,7 +6,8 @@ cache, and sphinx-gallery offers only the gallery's notebooks.  After each HTML
 build this writes ``<outdir>/downloads/notebooks/<chapter>.ipynb``: the code cells
 with this build's outputs (myst-nb's cache), the text as plain Jupyter Markdown in
 the build's language (each paragraph, title, list item and table cell looked up in
-the page's catalog, as Sphinx extracted it; roles as the page's words, admonitions
+the page's catalog, as Sphinx extracted it; roles as the page's words, citations as
+links to the cited works (``book_bibliography.citation_text``), admonitions
 as quotes, solutions as ``<details>``, ``literalinclude`` as the code the page
 shows), and the archive of those and the gallery's notebooks, named as the PDF is
 (``book_downloads``).  Each chapter page gets a button
@@ -28,6 +29,7 @@ import nbformat
 from sphinx.locale import admonitionlabels, get_translation
 from sphinx.util import logging
 
+from book_bibliography import citation_text, load_entries
 from book_languages import SOURCE, catalog
 from book_listings import strip_docstrings
 from book_outputs import coalesce_streams
@@ -83,13 +85,20 @@ class Converter:
         self.include = include
         self.translate = translate
         self.missing = []
+        self._bibliography = None
 
     def text(self, source):
         """One element's text (a paragraph, a title, a cell): translated, then plain."""
         key = source.replace("\n", " ").strip()
         if self.translate and key:
             key = lookup(self.catalog, key, self.missing)
-        return resolve_roles(key, self.ref_title)
+        return resolve_roles(key, self.ref_title, cite=self.cite)
+
+    def cite(self, role, content):
+        """``{cite:t}`key``` as the page writes it, each work a link to itself (DOI, arXiv, ...)."""
+        if self._bibliography is None:
+            self._bibliography = load_entries()
+        return citation_text(self._bibliography, role, content, link=lambda shown, url: f"[{shown}]({url})")
 
     def convert(self, source, line_offset=0):
         """A MyST Markdown text as plain Jupyter Markdown."""

@@ -35,6 +35,11 @@ SIGNATURES = {
     attn.GroupedQueryAttention: "(d_in, d_out, context_length, dropout, num_heads, num_kv_heads, qkv_bias=False, rope_base=None)",
     attn.mean_pool_kv_heads: "(module, num_kv_heads)",
     attn.kv_cache_bytes: "(num_layers, num_kv_heads, head_dim, seq_len, *, batch=1, bytes_per_element=2, window=None)",
+    AF.merge_partial_attention: "(outputs, lses)",
+    AF.sink_window_mask: "(T_q, window, num_sinks, T_k=None, *, device=None)",
+    attn.PagedKVCache: "(num_blocks, block_size)",
+    attn.MultiHeadLatentAttention: "(d_in, d_out, context_length, num_heads, kv_latent_dim, *, rope_head_dim=0, dropout=0.0)",
+    attn.latent_cache_bytes: "(num_layers, kv_latent_dim, seq_len, *, rope_head_dim=0, batch=1, bytes_per_element=2)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",
@@ -46,6 +51,7 @@ FORWARDS = {
     attn.TransformerInputBlock: "(tokens, key_padding_mask=None, *, return_weights=False)",
     attn.PositionalEncoding: "(x)",
     attn.GroupedQueryAttention: "(x, *, return_weights=False, cache=None)",
+    attn.MultiHeadLatentAttention: "(x, *, cache=None, absorb=False, return_weights=False)",
 }
 
 

@@ -128,12 +128,14 @@ def test_kv_cache_update_errors_leave_it_unchanged():
         cache.update(torch.randn(2, 1, 1, 5), torch.randn(2, 1, 1, 5))
     with pytest.raises(ValueError, match="head_dim=5"):
         cache.update(torch.randn(2, 3, 1, 4), torch.randn(2, 3, 1, 4))
-    with pytest.raises(ValueError, match="k and v must both have shape"):
+    with pytest.raises(ValueError, match="k and v must have shapes"):
         cache.update(torch.randn(2, 3, 1, 5), torch.randn(2, 3, 2, 5))
-    with pytest.raises(ValueError, match="k and v must both have shape"):
+    with pytest.raises(ValueError, match="k and v must have shapes"):
         cache.update(torch.randn(1, 5), torch.randn(1, 5))
     with pytest.raises(ValueError, match="batched and unbatched"):
         cache.update(torch.randn(3, 1, 5), torch.randn(3, 1, 5))
+    with pytest.raises(ValueError, match="head_dim=5.*head_dim=4"):  # the values' width, d_v
+        cache.update(torch.randn(2, 3, 1, 5), torch.randn(2, 3, 1, 4))
     with pytest.raises(TypeError, match="dtype"):
         cache.update(torch.randn(2, 3, 1, 5).double(), torch.randn(2, 3, 1, 5).double())
     with pytest.raises(TypeError, match="k must be a torch.Tensor"):
@@ -193,3 +195,14 @@ def test_kv_cache_bytes_errors(kwargs, error, message):
     args.update(kwargs)
     with pytest.raises(error, match=message):
         attn.kv_cache_bytes(**args)
+
+
+def test_values_may_be_narrower_than_keys():
+    """d_v may differ from d_k (attn.MultiHeadLatentAttention caches values of width 0)."""
+    cache = attn.KVCache()
+    k1, v1 = torch.randn(2, 1, 3, 6), torch.randn(2, 1, 3, 0)
+    k2, v2 = torch.randn(2, 1, 2, 6), torch.randn(2, 1, 2, 0)
+    cache.update(k1, v1)
+    k, v = cache.update(k2, v2)
+    assert torch.equal(k, torch.cat([k1, k2], dim=-2)) and v.shape == (2, 1, 5, 0)
+    assert cache.nbytes == 2 * 5 * 6 * 4

@@ -504,7 +504,7 @@ def test_search_finds(server, context, lang, term, expected):
 # What the search page says when it has finished, per language: Sphinx 9.0's own
 # Spanish catalog leaves the status line empty and words the no-results message
 # with errors and *usted*; locale/es/LC_MESSAGES/sphinx.po replaces both
-# (docs/_ext/translated_ui.py puts them into _static/translations.js).
+# (docs/_ext/book_i18n.py puts them into _static/translations.js).
 SEARCH_STATUS = {
     "en": {
         "found": r"Search finished, found (one page|\d+ pages) matching the search query\.",

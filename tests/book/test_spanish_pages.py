@@ -137,3 +137,102 @@ def test_every_chapter_title_is_known(site_dir, titles):
     # Guards page_titles: the check above compares links with these titles.
     chapters = [p for p in titles if p.startswith("chapters/")]
     assert len(chapters) >= 15 and titles["chapters/08_positional_encoding"] == "El orden: codificación posicional"
+
+
+# -- numbers in formulas -------------------------------------------------------------
+
+
+def math_numbers(doc):
+    """The text of every ``<mn>`` of the page's formulas (MathML written by book_math)."""
+    return [mn.get_text() for math in doc.find_all("math") for mn in math.find_all("mn")]
+
+
+@pytest.mark.parametrize("page", WRITTEN_PAGES)
+def test_formulas_use_the_decimal_comma(site_dir, page):
+    # Inline formulas come from the catalogs (0{,}5); display formulas are shared with the
+    # English edition and must not hold a decimal number (locale/README.md, «Numbers»).
+    points = [n for n in math_numbers(page_soup(site_dir, LANG, page)) if re.search(r"\d\.\d", n)]
+    assert not points, f"es/{page}: numbers with a decimal point in formulas: {points}"
+
+
+def test_the_formulas_have_decimal_commas(site_dir):
+    # Guards the check above: the Spanish formulas do have decimals, written with a comma.
+    commas = [n for page in WRITTEN_PAGES for n in math_numbers(page_soup(site_dir, LANG, page)) if "," in n]
+    assert len(commas) >= 20 and "0,5" in commas, commas
+    english = [n for n in math_numbers(page_soup(site_dir, "en", "chapters/05_causal_attention"))]
+    assert "0.5" in english
+
+
+# -- words in formulas ---------------------------------------------------------------
+
+# Words a formula of the Spanish edition may show although Spanish prose never uses
+# them: function names, the names the papers give (Vaswani et al.'s MultiHead and
+# Concat), and names of the package's code (d_head, d_model, d_in, d_out and h_kv name
+# its arguments; True and False are Python's).  Anything else must be Spanish: display
+# formulas are shared with the English edition, so they use notation only
+# (locale/README.md, «Formulas»).
+MATH_NAMES = frozenset(
+    """
+    softmax exp log ln sin cos tanh max min mod diag Var
+    Attention MultiHead Concat PE FFN LN MLP MHA Embedding
+    head model in out kv dropout rope rotate_half attn head_dim num_heads base perm
+    True False NaN bytes
+    """.split()
+)
+
+
+def spanish_words():
+    """The words of the Spanish catalogs' prose (outside code, math, role targets and «quotes»)."""
+    import polib
+    from book_languages import TRANSLATION
+    from site_pages import ROOT
+
+    words = set()
+    for path in (ROOT / "locale" / TRANSLATION / "LC_MESSAGES").rglob("*.po"):
+        for e in polib.pofile(str(path)):
+            text = re.sub(r"\$[^$]*\$|:math:`[^`]*`|``.*?``|`[^`]*`|<[^>]*>|«[^»]*»", " ", e.msgstr, flags=re.S)
+            words |= {w.lower() for w in re.findall(r"[^\W\d_]{2,}", text)}
+    return words
+
+
+def math_words(doc):
+    """The words (two letters or more) of every formula of ``doc``: identifiers, text, operators."""
+    return [
+        word
+        for math in doc.find_all("math")
+        for token in math.find_all(["mi", "mtext", "mo"])
+        for word in re.findall(r"[^\W\d]{2,}", token.get_text())
+    ]
+
+
+def english_in_math(words, spanish):
+    return sorted({w for w in words if w not in MATH_NAMES and w.lower() not in spanish})
+
+
+@pytest.fixture(scope="module")
+def spanish():
+    return spanish_words()
+
+
+def test_english_in_math_finds_english(spanish):
+    # The check must be able to fail: the words the review found in the formulas.
+    doc = BeautifulSoup(
+        "<math><munder><mo>max</mo><mrow><mi>j</mi><mtext>seen</mtext></mrow></munder>"
+        "<msub><mi>softmax</mi><mtext>row</mtext></msub><mtext>otherwise</mtext>"
+        "<mtext>operations per byte,</mtext><msub><mi>d</mi><mtext>head</mtext></msub>"
+        "<msub><mi>rope</mi><mtext>por mitades</mtext></msub></math>",
+        "html.parser",
+    )
+    assert english_in_math(math_words(doc), spanish) == ["operations", "otherwise", "per", "row", "seen"]
+    assert len(spanish) > 2000 and {"fila", "mitades", "byte"} <= spanish
+
+
+@pytest.mark.parametrize("page", WRITTEN_PAGES)
+def test_no_english_in_formulas(site_dir, spanish, page):
+    english = english_in_math(math_words(page_soup(site_dir, LANG, page)), spanish)
+    assert not english, (
+        f"es/{page}: English words in formulas: {english}. Display formulas are shared with "
+        "the English edition: write them with notation only (j \\le t, not 'j seen') and say "
+        "the rest in the text; inline formulas are in the catalog: translate their words. "
+        "A name of the package's code may go into MATH_NAMES."
+    )

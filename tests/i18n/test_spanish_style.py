@@ -116,3 +116,114 @@ def test_chapter_references_read_as_spanish():
         "chapter references that print a title inside a Spanish sentence "
         "(write el {ref}`capítulo N <ch-NN>`, or the title in «…»):\n" + "\n".join(found)
     )
+
+
+# -- numbers ---------------------------------------------------------------------------
+
+# The parts of a message: math ($…$, :math:`…`), code and roles (``…``, `…`,
+# {ref}`…`, :class:`…`) and links, and the prose around them.
+SEGMENT = re.compile(
+    r"(?P<math>:math:`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$)"
+    r"|(?P<code>``.*?``|\{[a-z:-]+\}`[^`]*`|:[a-z:]+:`[^`]*`|`[^`]*`|https?://\S+)",
+    re.S,
+)
+# «ejercicio 2.4», «Python 3.11»: numbering and versions, not decimals.
+NUMBERING = re.compile(r"(?:[Ee]jercicios?|[Ss]ecci[oó]n|[Ff]igura|[Tt]abla|Python|§)\s*$")
+NNBSP = "\u202f"  # narrow no-break space: 20 000
+
+
+def segments(text):
+    """``(kind, text)`` pieces of a message: ``"prose"``, ``"math"`` or ``"code"``."""
+    pos = 0
+    for m in SEGMENT.finditer(text):
+        if m.start() > pos:
+            yield "prose", text[pos:m.start()]
+        yield m.lastgroup, m[0]
+        pos = m.end()
+    if pos < len(text):
+        yield "prose", text[pos:]
+
+
+def number_slips(text):
+    """The numbers of one Spanish message written against the guide's rules.
+
+    Decimal comma in prose (0,77) and in formulas (``0{,}77``); no space in a
+    four-digit number (1024); a narrow no-break space from five digits (20 000,
+    U+202F), ``\\,`` in a formula (``10\\,000``); a semicolon between numbers that
+    have a decimal comma (``1; 0,1; 0,01``).  Code and printed values keep Python's
+    form (``0.2379``, ``1e-5``).
+    """
+    slips = []
+    prose_before = ""
+    for kind, part in segments(text):
+        if kind == "prose":
+            for m in re.finditer(r"(?<![\w.,])\d+\.\d+(?!\w|\.\d)", part):
+                if not NUMBERING.search(prose_before + part[: m.start()]):
+                    slips.append(f"decimal point {m[0]!r} (write {m[0].replace('.', ',')})")
+            for m in re.finditer(r"(?<![\w.,\u00a0\u202f])\d{5,}(?!\d)", part):
+                slips.append(f"{m[0]!r} without a narrow no-break space (U+202F) between thousands")
+            for m in re.finditer(r"(?<![\d.,\u00a0\u202f])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)", part):
+                digits = re.sub(r"\D", "", m[0])
+                if len(digits) == 4:
+                    slips.append(f"{m[0]!r}: no space in a four-digit number (write {digits})")
+                elif re.search(r"[ \u00a0]", m[0]):
+                    slips.append(f"{m[0]!r}: thousands take a narrow no-break space (U+202F)")
+            for m in re.finditer(r"\d, \d+,\d|\d+,\d+, \d", part):
+                slips.append(f"{m[0]!r}: a list of decimals takes semicolons (1; 0,1; 0,01)")
+            prose_before += part
+        elif kind == "math":
+            if re.search(r"\d\.\d", part):
+                slips.append(f"decimal point in {part!r} (write 0{{,}}5)")
+            for m in re.finditer(r"(?<![\d{},\\])\d{5,}(?!\d)", part):
+                slips.append(f"{m[0]!r} in {part!r}: group thousands with \\, (10\\,000)")
+            for m in re.finditer(r"(?<![\d,])\d\\,\d{3}(?!\d|\\,)", part):
+                slips.append(f"{m[0]!r} in {part!r}: no space in a four-digit number")
+            for m in re.finditer(r"\d\{,\}\d{3}\{,\}\d{3}", part):
+                slips.append(f"{m[0]!r} in {part!r}: a comma groups thousands in English only (write \\,)")
+            for m in re.finditer(r"\d, \d+\{,\}\d|\d\{,\}\d+, \d", part):
+                slips.append(f"{m[0]!r} in {part!r}: a list of decimals takes semicolons (1;\\ 0{{,}}1)")
+        else:
+            prose_before = ""
+    return slips
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(k₁, puntuación 0.90)",
+        "el peso más grande ya promedia 0.88.",
+        "con $p = 0.5$, sobre una matriz",
+        "con :math:`1/6 \\approx 0.17`",
+        "con $\\theta_i = 1, 0{,}1, 0{,}01$",
+        "(0,97 a distancia 1, 0,66 a distancia 10)",
+        "una secuencia de 8\u00a0192 tokens",
+        "unos 122\u00a0000 tokens",
+        "es decir, 787 456 con",
+        "sobre 20000 pares",
+        "$10000^{-2i/d}$",
+        "$4\\,096$",
+        "$1{,}280{,}000$",
+    ],
+)
+def test_number_slips_are_found(text):
+    assert number_slips(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(k₁, puntuación 0,90); el peso más grande ya promedia 0,88.",
+        "con $p = 0{,}5$ y $\\theta_i = 1;\\ 0{,}1;\\ 0{,}01$, sobre 20\u202f000 pares",
+        "una secuencia de 8192 tokens, $T = 8192$, $10\\,000^{-2i/d}$, $1\\,280\\,000$",
+        "(ejercicio 2.4); Ejercicio 15.1; con Python 3.11",
+        "imprime ``0.2379``; `rtol=1.3e-6` y `atol=1e-5`; (Vaswani et al., 2017)",
+        "la cuarta ($k_4$, puntuación 0,84), 1, 2 y 3",
+    ],
+)
+def test_good_numbers_pass(text):
+    assert not number_slips(text), number_slips(text)
+
+
+def test_numbers_follow_the_spanish_rules():
+    found = [f"{name}: {slip}" for name, e in messages() for slip in number_slips(e.msgstr)]
+    assert not found, "numbers written against locale/README.md («Numbers»):\n" + "\n".join(found)
