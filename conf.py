@@ -149,9 +149,9 @@ html_baseurl = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
 sitemap_locales = list(LANGUAGES)
 sitemap_excludes = [f"{page}.html" for page in GENERATED_PAGES]
 suppress_warnings = ["sitemap.configuration"]
-# sphinxext-opengraph: descriptions short enough for a search result; no social
-# cards (a matplotlib figure per page, written on every build, for sharing only).
-ogp_description_length = 160
+# sphinxext-opengraph: the Open Graph tags, each page's description given by book_hosting.
+# No social cards: they render offline (matplotlib, a bundled font), but their text is
+# the extension's own reading of the page, formulas as raw TeX (\sqrt{d_k}).
 ogp_social_cards = {"enable": False}
 html_last_updated_fmt = None
 html_copy_source = False
