@@ -11,7 +11,7 @@ page's language.  Several figures after one paragraph are numbered.
 import re
 from pathlib import Path
 
-from book_text import plain_text
+from book_text import ancestors, plain_text
 from docutils import nodes
 from sphinx.locale import get_translation
 
@@ -70,16 +70,11 @@ def figure_alts(doctree):
     """``[(node, text, i, n)]``: each figure needing an alt text, its text, its rank among the ``n`` it shares it with."""
     groups = {}
     for node in doctree.findall(_needs_alt):
-        figure = next((p for p in _ancestors(node) if isinstance(p, nodes.figure)), None)
+        figure = next((p for p in ancestors(node) if isinstance(p, nodes.figure)), None)
         caption = next(iter(figure.findall(nodes.caption)), None) if figure is not None else None
         groups.setdefault(plain_text(caption) if caption is not None else _text_before(node), []).append(node)
     return [(node, text, i, len(group)) for text, group in groups.items() for i, node in enumerate(group, 1)]
 
-
-def _ancestors(node):
-    while node.parent is not None:
-        node = node.parent
-        yield node
 
 
 def set_figure_alts(app, doctree, docname):

@@ -17,6 +17,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from book_text import ancestors
 from docutils import nodes
 from sphinx.locale import get_translation
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -98,14 +99,9 @@ class NoDownloadsInPrint(SphinxPostTransform):
 
     def run(self, **kwargs):
         for node in list(self.document.findall(lambda n: isinstance(n, nodes.Element) and "book-downloads" in n["classes"])):
-            section = next((p for p in _ancestors(node) if isinstance(p, nodes.section)), node)
+            section = next((p for p in ancestors(node) if isinstance(p, nodes.section)), node)
             section.parent.remove(section)
 
-
-def _ancestors(node):
-    while node.parent is not None:
-        node = node.parent
-        yield node
 
 
 def setup(app):

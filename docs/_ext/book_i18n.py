@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polib
 from book_languages import LOCALE, SOURCE
-from book_text import plain_text
+from book_text import ancestors, plain_text
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.locale import get_translation
@@ -162,10 +162,10 @@ class TranslateTypeWords(SphinxPostTransform):
         # napoleon's "Attributes" give each attribute a field named "Type", which
         # Sphinx capitalises but never translates.
         for name in list(self.document.findall(nodes.field_name)):
-            if name.astext() in FIELD_NAMES and any(isinstance(a, addnodes.desc_content) for a in _ancestors(name)):
+            if name.astext() in FIELD_NAMES and any(isinstance(a, addnodes.desc_content) for a in ancestors(name)):
                 name.children = [nodes.Text(_(name.astext()))]
         for xref in list(self.document.findall(addnodes.pending_xref)):
-            if xref.get("refdomain") != "py" or not any(isinstance(a, nodes.field_body) for a in _ancestors(xref)):
+            if xref.get("refdomain") != "py" or not any(isinstance(a, nodes.field_body) for a in ancestors(xref)):
                 continue
             after = xref.next_node(siblings=True, descend=False, ascend=False)
             if xref["reftarget"] in TYPE_WORDS:
@@ -179,11 +179,6 @@ class TranslateTypeWords(SphinxPostTransform):
                 else:
                     _set_text(after, text)
 
-
-def _ancestors(node):
-    while node.parent is not None:
-        node = node.parent
-        yield node
 
 
 class TranslateModuleIndexEntries(SphinxTransform):

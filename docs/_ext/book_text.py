@@ -35,6 +35,13 @@ def tex_to_text(tex):
     return tex.strip()
 
 
+def ancestors(node):
+    """``node``'s parent, its parent's parent, and so on."""
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
 def plain_text(node, env=None):
     """The text of ``node`` as a reader sees it, on one line: formulas as text, references by title."""
 
