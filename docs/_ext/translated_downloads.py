@@ -51,7 +51,7 @@ def lookup(catalog, key, missing):
 
 def _fill(text, width):
     """``text`` wrapped, never inside inline markup (`...`), which must stay on one line for the notebook."""
-    keep = re.sub(r"`[^`]*`", lambda m: m[0].replace(" ", "\x00"), text)
+    keep = re.sub(r"``.*?``|`[^`]*`", lambda m: m[0].replace(" ", "\x00"), text)
     filled = textwrap.fill(keep, width=width, break_long_words=False, break_on_hyphens=False)
     return filled.replace("\x00", " ")
 
