@@ -5,6 +5,7 @@ Every check raises ``TypeError`` (wrong kind of object or dtype) or ``ValueError
 given and what was expected. They never use ``assert``, so they also run under
 ``python -O``.
 """
+import collections.abc
 import numbers
 
 import torch
@@ -110,8 +111,9 @@ def sequence(name, x, d_in, context_length=None, *, d_name="d_in", dtype=None):
 
 
 def dtype_of(module):
-    """The dtype of a module's parameters (the first one's)."""
-    return next(module.parameters()).dtype
+    """The dtype of a module's parameters: that of its query projection ``W_query``."""
+    w = module.W_query  # an nn.Linear, or an nn.Parameter (SelfAttentionV1)
+    return (w if isinstance(w, torch.Tensor) else w.weight).dtype
 
 
 def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache=None):
@@ -121,8 +123,10 @@ def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache
     module's parameters and ``T <= module.context_length`` (when the module has one);
     ``return_weights`` a bool; ``key_padding_mask`` (optional) a bool mask of shape
     ``(B, T)`` (``(T,)`` or ``(1, T)`` for unbatched ``x``), ``True`` = real token;
-    ``cache`` (optional) an :class:`attn.KVCache` that fits the module (see
-    :func:`kv_cache`), for a causal module and without ``key_padding_mask``.
+    ``cache`` (optional) a KV cache (see :func:`kv_cache`), for a causal module, without
+    ``key_padding_mask``, holding at most ``context_length - T`` positions. Whether the
+    cache's keys fit the module's (batch size, heads, head dimension, dtype) is the
+    cache's own check, in its ``update``.
 
     Returns:
         torch.Tensor or None: ``key_padding_mask`` with the shape ``x.shape[:-1]``.
@@ -137,8 +141,7 @@ def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache
         if key_padding_mask is not None:
             raise ValueError("key_padding_mask cannot be combined with cache: pass the "
                              "sequences' real tokens only, one cache per batch")
-        heads = getattr(module, "num_kv_heads", module.num_heads)
-        kv_cache("cache", cache, x, heads, module.head_dim, context_length)
+        kv_cache("cache", cache, x.size(-2), context_length)
     if key_padding_mask is None:
         return None
     B, T = (1, x.size(0)) if x.dim() == 2 else (x.size(0), x.size(1))
@@ -148,50 +151,30 @@ def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache
     return key_padding_mask.reshape(x.shape[:-1])  # (B, T), or (T,) for unbatched x
 
 
-def kv_cache(name, cache, x, num_kv_heads, head_dim, context_length):
-    """Check a module's :class:`attn.KVCache` against its new tokens ``x``.
+def kv_cache(name, cache, T_new, context_length):
+    """Check a KV cache passed to a module, before its ``T_new`` new tokens go in.
 
-    The cached keys ``(B, h_kv, T_cached, d_head)`` (no ``B`` for unbatched ``x``) must
-    have the batch size of ``x`` ``(B, T_new, d_in)``, ``num_kv_heads`` heads of
-    ``head_dim`` and the dtype of ``x``; ``T_cached + T_new <= context_length``.
+    A cache is an :class:`attn.KVCache` or any object built like it: a method
+    ``update(k, v)`` that appends the new keys and values and returns all of them, and
+    ``len(cache)``, the number of positions it holds. (A dict or a set has an ``update``
+    too, which does something else: both are refused.) ``len(cache) + T_new`` may not
+    exceed ``context_length``.
 
     Returns:
-        int: ``T_cached``, the number of cached positions.
+        int: ``len(cache)``, the number of cached positions.
     """
-    from .kv_cache import KVCache  # the cache module imports this one
-    from .paged_cache import PagedKVCache
-
-    if not isinstance(cache, (KVCache, PagedKVCache)):
-        raise TypeError(f"{name} must be an attn.KVCache, an attn.PagedKVCache or None, got {type(cache).__name__}")
-    P, T_new = len(cache), x.size(-2)
-    if P and isinstance(cache, KVCache):  # a PagedKVCache checks its pool in update
-        new_shape = (*x.shape[:-2], num_kv_heads, T_new, head_dim)  # the new keys' shape
-        same_layer(name, cache.k.shape, cache.k.dtype, new_shape, x.dtype)
+    kind = type(cache)
+    if (isinstance(cache, (collections.abc.Mapping, collections.abc.Set))
+            or not callable(getattr(kind, "update", None)) or not callable(getattr(kind, "__len__", None))):
+        raise TypeError(f"{name} must be an attn.KVCache or None (an object with update(k, v) and "
+                        f"len()), got {kind.__name__}")
+    P = len(cache)
     if P + T_new > context_length:
         raise ValueError(
             f"{name} holds {P} positions and x adds T_new={T_new}: {P + T_new} positions, "
             f"more than context_length={context_length}"
         )
     return P
-
-
-def same_layer(name, cached_shape, cached_dtype, new_shape, new_dtype):
-    """New keys ``(B, h_kv, T_new, d_head)`` (or ``(h_kv, T_new, d_head)``) must fit the
-    cached ones: same batch size, number of key-value heads, head dimension and dtype."""
-    if len(new_shape) != len(cached_shape):
-        raise ValueError(
-            f"{name} holds keys of shape {tuple(cached_shape)}, but the new keys have shape "
-            f"{tuple(new_shape)}: batched and unbatched inputs cannot share a cache"
-        )
-    for axis, what in ((-4, "batch size B"), (-3, "number of key-value heads h_kv"), (-1, "head_dim")):
-        if len(new_shape) >= -axis and new_shape[axis] != cached_shape[axis]:
-            raise ValueError(
-                f"{name} holds {what}={cached_shape[axis]}, but the new keys have "
-                f"{what}={new_shape[axis]} (cached keys {tuple(cached_shape)}, new keys "
-                f"{tuple(new_shape)}); use one KVCache per layer and per batch, or reset() it"
-            )
-    if new_dtype != cached_dtype:
-        raise TypeError(f"{name} holds dtype {cached_dtype}, but the new keys have dtype {new_dtype}")
 
 
 def optional_real(name, value):
@@ -221,6 +204,8 @@ def attention(q, k, v, mask=None, *, is_causal=False, scale=None, dropout_p=0.0,
             raise ValueError(
                 f"{name} must have at least 2 dimensions (..., T, d), got shape {tuple(t.shape)}"
             )
+    if q.size(-1) == 0:
+        raise ValueError(f"q and k must have d_k >= 1 features, got q shape {tuple(q.shape)}")
     if k.size(-1) != q.size(-1):
         raise ValueError(
             f"k must have last dimension d_k={q.size(-1)} like q, got k shape {tuple(k.shape)} "

@@ -35,11 +35,13 @@ class CausalAttention(nn.Module):
         - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)`` with ``T <= context_length``
         - output: ``(T, d_out)`` or ``(B, T, d_out)``
 
-    The forward pass calls :func:`attn.functional.scaled_dot_product_attention` with
-    ``is_causal=True``: without weights requested, one call to PyTorch's fused kernel;
-    with ``return_weights=True``, the explicit path (scores, the causal mask, softmax,
-    dropout). The ``mask`` buffer of the notes is kept (it is part of the
-    ``state_dict``); it equals the mask the explicit path builds, ``mask[:T, :T]``.
+    The forward pass checks ``x`` once, then calls the kernel of
+    :func:`attn.functional.scaled_dot_product_attention` with ``is_causal=True``: without
+    weights requested, one call to PyTorch's fused kernel; with ``return_weights=True``,
+    the explicit path (scores, the causal mask, softmax, dropout). The ``mask`` buffer of
+    Raschka's ``CausalAttention`` (*Build a Large Language Model (From Scratch)*, Manning
+    2024, section 3.5) is kept (it is part of the ``state_dict``); it equals the mask the
+    explicit path builds, ``mask[:T, :T]``.
     """
 
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
@@ -69,6 +71,7 @@ class CausalAttention(nn.Module):
         k = self.W_key(x)
         v = self.W_value(x)
         p = self.dropout.p if self.training else 0.0
-        return AF.scaled_dot_product_attention(  # F.scaled_dot_product_attention | explicit (return_weights)
+        out, att = AF._attention(  # F.scaled_dot_product_attention | explicit path (return_weights)
             q, k, v, is_causal=True, dropout_p=p, return_weights=return_weights
         )
+        return (out, att) if return_weights else out

@@ -1,4 +1,6 @@
-"""The running example of the course notes: "Your journey starts with one step".
+"""The running example of Raschka's chapter 3: "Your journey starts with one step".
+
+Raschka, *Build a Large Language Model (From Scratch)*, Manning 2024, section 3.3.
 
 Call it as ``attn.journey()``, the one spelling the book and the examples use.
 """
@@ -18,7 +20,7 @@ _INPUTS = (
 
 
 def journey():
-    """The six tokens and their three-dimensional embeddings from the notes.
+    """The six tokens and their three-dimensional embeddings, as Raschka gives them.
 
     Returns:
         tuple: ``(tokens, inputs)`` where ``tokens`` is the list

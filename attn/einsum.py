@@ -1,4 +1,7 @@
-r"""Multi-head attention in the sequence-first layout of the LabML notes, with ``einsum``.
+r"""Multi-head attention in the sequence-first layout of LabML's annotated implementation, with ``einsum``.
+
+The layout and the names follow labml.ai's annotated ``MultiHeadAttention``
+(https://nn.labml.ai/transformers/mha.html).
 
 Tensors are laid out ``[seq, batch, heads, d_k]``; indices ``i`` (query position),
 ``j`` (key position), ``b`` (batch), ``h`` (head), ``d`` (feature):
@@ -21,6 +24,7 @@ import torch.nn as nn
 
 from . import _checks
 from . import functional as AF
+from .multihead import MultiHeadAttention
 
 __all__ = ["PrepareForMultiHeadAttention", "SeqFirstMultiHeadAttention"]
 
@@ -71,7 +75,7 @@ class SeqFirstMultiHeadAttention(nn.Module):
         d_model (int): input and output width.
         dropout (float): dropout on the weights, in ``[0, 1)`` (training only).
         bias (bool): biases in the query, key and value projections.
-        out_bias (bool): bias in the output projection (the LabML notes always have one).
+        out_bias (bool): bias in the output projection (LabML's implementation always has one).
 
     Attributes:
         query, key, value (PrepareForMultiHeadAttention): created in this order.
@@ -147,7 +151,7 @@ class SeqFirstMultiHeadAttention(nn.Module):
         k = self.key(key)  # [seq_k, batch, d_model] -> [seq_k, batch, heads, d_k]
         v = self.value(value)  # [seq_k, batch, d_model] -> [seq_k, batch, heads, d_k]
         scores = self.get_scores(q, k) * self.scale  # -> [seq_q, seq_k, batch, heads]
-        attn = AF.masked_softmax(scores, mask, dim=1)  # softmax_j (dim=1: j)
+        attn = AF._masked_softmax(scores, mask, dim=1)  # softmax_j (dim=1: j)
         attn = self.dropout(attn)
         x = torch.einsum("ijbh,jbhd->ibhd", attn, v)  # -> [seq_q, batch, heads, d_k]
         self.attn = attn.detach()
@@ -172,8 +176,6 @@ class SeqFirstMultiHeadAttention(nn.Module):
         Returns:
             SeqFirstMultiHeadAttention: ``self``.
         """
-        from .multihead import MultiHeadAttention
-
         if not isinstance(mha, MultiHeadAttention):
             raise TypeError(f"mha must be an attn.MultiHeadAttention, got {type(mha).__name__}")
         if (mha.d_in, mha.d_out, mha.num_heads) != (self.d_model, self.d_model, self.heads):

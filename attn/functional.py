@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from . import _checks
 from .bias import alibi_bias, alibi_slopes, sink_window_mask, sliding_window_mask
+from .tiled import merge_partial_attention, tiled_attention
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -142,15 +143,12 @@ def _open_empty_rows(mask, dim):
 
     ``softmax(-inf, ..., -inf)`` is NaN; instead such a row may see every key, and the
     caller multiplies its result by ``keep`` (False on those rows) so that the row becomes
-    zeros with finite gradients. Returns ``(mask, keep)``, ``keep`` None when every row
-    has a key (and ``(None, None)`` for no mask).
+    zeros with finite gradients. Returns ``(mask, keep)``. It never asks whether some row
+    is empty (that question would wait for the result on the host, a sync on a GPU): it
+    opens and multiplies every row, which changes nothing on the rows that have a key.
     """
-    if mask is None:
-        return None, None
-    has_key = mask.any(dim=dim, keepdim=True)  # (..., T_q, T_k) -> (..., T_q, 1)
-    if bool(has_key.all()):
-        return mask, None
-    return mask | ~has_key, has_key
+    keep = mask.any(dim=dim, keepdim=True)  # (..., T_q, T_k) -> (..., T_q, 1)
+    return mask | ~keep, keep
 
 
 def masked_softmax(scores, mask=None, *, dim=-1):
@@ -172,12 +170,21 @@ def masked_softmax(scores, mask=None, *, dim=-1):
     _checks.tensor("scores", scores, floating=True)
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    n = max(scores.dim(), 1)
+    if not -n <= dim < n:
+        raise ValueError(f"dim must be an axis of scores, in [-{n}, {n}), got {dim}")
+    if mask is not None:
+        _checks.bool_mask("mask", mask, scores.shape)
+    return _masked_softmax(scores, mask, dim)
+
+
+def _masked_softmax(scores, mask, dim=-1):
+    """:func:`masked_softmax` without its checks (the package's modules call this one)."""
     if mask is None:
         return torch.softmax(scores, dim=dim)
-    _checks.bool_mask("mask", mask, scores.shape)
     mask, keep = _open_empty_rows(mask, dim)
     att = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=dim)
-    return att if keep is None else att * keep  # rows without any allowed key -> zeros
+    return att * keep  # rows without any allowed key -> zeros
 
 
 def _split_mask(mask, dtype):
@@ -191,17 +198,27 @@ def _split_mask(mask, dtype):
         return mask, None
     bias = mask.to(dtype)
     allowed = bias != float("-inf")  # (..., T_q, T_k)
-    if bool(allowed.all()):
-        return None, bias
     return allowed, bias.masked_fill(~allowed, 0.0)
 
 
 def _full_mask(q, k, mask, is_causal):
     """Combine a user mask and ``is_causal`` into one bool mask, or None."""
     if is_causal:
-        causal = causal_mask(q.size(-2), k.size(-2), device=q.device)  # (T_q, T_k)
+        causal = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()  # (T_q, T_k)
         mask = causal if mask is None else mask & causal
     return mask
+
+
+def _repeat_kv(x, group_size):
+    """``(..., h_kv, T, d) -> (..., h_kv * group_size, T, d)``: head ``i`` reads head ``i // group_size``.
+
+    As Hugging Face's ``repeat_kv``: a broadcast view, then one copy. Only the explicit
+    path needs it; the fused path passes ``enable_gqa=True`` and copies nothing.
+    """
+    if group_size == 1:
+        return x
+    x = x.unsqueeze(-3).expand(*x.shape[:-2], group_size, *x.shape[-2:])  # (..., h_kv, g, T, d), a view
+    return x.flatten(-4, -3)  # (..., h_kv, g, T, d) -> (..., h_kv * g, T, d)
 
 
 def attention_weights(q, k, mask=None, *, is_causal=False, scale=None):
@@ -225,13 +242,18 @@ def attention_weights(q, k, mask=None, *, is_causal=False, scale=None):
         torch.Tensor: weights ``(..., T_q, T_k)``; each row sums to 1 (or is all zeros).
     """
     scale, _ = _checks.attention(q, k, k, mask, is_causal=is_causal, scale=scale)
+    return _weights(q, k, mask, is_causal, scale)
+
+
+def _weights(q, k, mask=None, is_causal=False, scale=None):
+    """:func:`attention_weights` without its checks."""
     if scale is None:
         scale = 1.0 / math.sqrt(q.size(-1))  # s = 1 / sqrt(d_k), d_k = q.size(-1)
     mask, bias = _split_mask(mask, q.dtype)
     att = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
     if bias is not None:
         att = att + bias  # (..., T_q, T_k) + M, M float
-    return masked_softmax(att, _full_mask(q, k, mask, is_causal))
+    return _masked_softmax(att, _full_mask(q, k, mask, is_causal))
 
 
 def scaled_dot_product_attention(
@@ -277,22 +299,38 @@ def scaled_dot_product_attention(
         q, k, v, mask, is_causal=is_causal, scale=scale, dropout_p=dropout_p,
         return_weights=return_weights,
     )
+    out, att = _attention(q, k, v, mask, is_causal, dropout_p, scale, return_weights)
+    return (out, att) if return_weights else out
+
+
+def _attention(q, k, v, mask=None, is_causal=False, dropout_p=0.0, scale=None, return_weights=False,
+               enable_gqa=False):
+    """:func:`scaled_dot_product_attention` without its checks: the kernel the modules call.
+
+    Returns ``(out, weights)``, ``weights`` None on the fast path. With ``enable_gqa``,
+    ``k`` and ``v`` may have fewer heads (axis -3) than ``q``, a divisor of them: query
+    head ``i`` reads key-value head ``i // (h / h_kv)``, as in PyTorch.
+    """
     if not return_weights:  # fast path: PyTorch's fused kernel, no weights kept
         if mask is None:
-            return F.scaled_dot_product_attention(
-                q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=scale
+            out = F.scaled_dot_product_attention(
+                q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa
             )
+            return out, None
         mask, bias = _split_mask(mask, q.dtype)
         mask, keep = _open_empty_rows(_full_mask(q, k, mask, is_causal), dim=-1)
         if bias is not None:  # float attn_mask: the bias where allowed, -inf elsewhere
-            mask = bias if mask is None else torch.where(mask, bias, float("-inf"))
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
-        return out if keep is None else out * keep  # rows without any allowed key -> zeros
-    att = attention_weights(q, k, mask, is_causal=is_causal, scale=scale)  # (..., T_q, T_k)
+            mask = torch.where(mask, bias, float("-inf"))
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale, enable_gqa=enable_gqa
+        )
+        return out * keep, None  # rows without any allowed key -> zeros
+    if enable_gqa:  # (B, h_kv, T_k, d) -> (B, h, T_k, d)
+        k, v = _repeat_kv(k, q.size(-3) // k.size(-3)), _repeat_kv(v, q.size(-3) // v.size(-3))
+    att = _weights(q, k, mask, is_causal, scale)  # (..., T_q, T_k)
     if dropout_p > 0.0:
         att = F.dropout(att, p=dropout_p)
-    out = att @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
-    return out, att
+    return att @ v, att  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
 
 
 def simplified_self_attention(x, *, return_weights=False):
@@ -303,7 +341,9 @@ def simplified_self_attention(x, *, return_weights=False):
         \omega = x x^\top, \qquad \alpha = \operatorname{softmax}(\omega), \qquad
         z = \alpha x
 
-    The scores are not scaled by :math:`1/\sqrt{d}`, as in the course notes' first step.
+    The scores are not scaled by :math:`1/\sqrt{d}`: this is the first, simplest form of
+    the mechanism in Raschka, *Build a Large Language Model (From Scratch)*, Manning 2024,
+    section 3.3; the scale arrives with the trainable weights.
 
     Args:
         x (torch.Tensor): embeddings ``(T, d)`` or ``(B, T, d)``.
@@ -324,7 +364,3 @@ def simplified_self_attention(x, *, return_weights=False):
     weights = torch.softmax(scores, dim=-1)
     z = weights @ x  # (..., T, T) @ (..., T, d) -> (..., T, d)
     return (z, weights) if return_weights else z
-
-
-# Attention in tiles lives in its own module, which uses the checks above.
-from .tiled import merge_partial_attention, tiled_attention  # noqa: E402

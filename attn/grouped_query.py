@@ -24,6 +24,7 @@ import torch.nn as nn
 
 from . import _checks
 from . import functional as AF
+from .kv_cache import _causal_attention
 from .multihead import MultiHeadAttention
 from .rope import RotaryEmbedding
 
@@ -103,24 +104,7 @@ class GroupedQueryAttention(nn.Module):
             ``weights`` ``(..., num_heads, T, T_cached + T)``.
         """
         _checks.forward_inputs(self, x, return_weights, cache=cache)
-        P, T = (0 if cache is None else len(cache)), x.size(-2)  # P = T_cached
-        q = AF.split_heads(self.W_query(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
-        k = AF.split_heads(self.W_key(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
-        v = AF.split_heads(self.W_value(x), self.num_kv_heads)  # (B, T, h_kv * d_head) -> (B, h_kv, T, d_head)
-        if self.rope is not None:  # RoPE: positions P .. P + T - 1
-            q, k = self.rope(q, offset=P), self.rope(k, offset=P)
-        if cache is not None:
-            k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head) = cat(cached, new)
-        k = k.repeat_interleave(self.group_size, dim=-3)  # (B, h_kv, P+T, d_head) -> (B, h, P+T, d_head)
-        v = v.repeat_interleave(self.group_size, dim=-3)  # q head i -> kv head i // group_size
-        mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P + T - 1
-        p = self.dropout.p if self.training else 0.0
-        out = AF.scaled_dot_product_attention(  # F.scaled_dot_product_attention | explicit (return_weights)
-            q, k, v, mask, is_causal=not P, dropout_p=p, return_weights=return_weights
-        )
-        out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)
-        z = self.out_proj(AF.merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
-        return (z, att) if return_weights else z
+        return _causal_attention(self, x, cache, return_weights)
 
 
 def _rope(base, head_dim, context_length):

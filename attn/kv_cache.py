@@ -19,6 +19,7 @@ bytes per number, in bytes:
 import torch
 
 from . import _checks
+from . import functional as AF
 
 __all__ = ["KVCache", "kv_cache_bytes"]
 
@@ -30,10 +31,15 @@ class KVCache:
     called with ``cache=`` (:class:`attn.MultiHeadAttention`,
     :class:`attn.GroupedQueryAttention`) appends the keys and values of its new tokens
     with :meth:`update` and attends to everything the cache holds. The module checks
-    that the cache never holds more than its ``context_length`` positions.
+    that the cache never holds more than its ``context_length`` positions; the cache
+    checks that the new keys and values fit the ones it holds.
 
     Real inference engines preallocate the cache for the longest sequence; this one
-    concatenates, which is simpler to read and gives the same numbers.
+    concatenates, which is simpler to read and gives the same numbers. It keeps copies:
+    changing the tensors passed to :meth:`update` afterwards does not change the cache.
+
+    A module accepts as ``cache`` any object with the same two methods, ``update(k, v)``
+    (append, return every key and value held) and ``len()`` (positions held).
 
     Attributes:
         k (torch.Tensor or None): cached keys ``(B, h_kv, T_cached, d_head)`` (no ``B``
@@ -89,7 +95,8 @@ class KVCache:
 
         Returns:
             tuple: ``(k_all, v_all)``, each ``(B, h_kv, T_cached + T_new, d_head)``:
-            the cached positions first, then the new ones.
+            the cached positions first, then the new ones. They are the cache's own
+            tensors (``k_all is cache.k``): read them, do not change them.
 
         Raises:
             ValueError: when ``k`` and ``v`` differ in shape but for the last axis, or their batch size,
@@ -99,20 +106,77 @@ class KVCache:
             TypeError: when ``k`` or ``v`` is not a floating-point tensor, or their
                 dtype differs from the cache's.
         """
-        _checks.tensor("k", k, floating=True)
-        _checks.tensor("v", v, floating=True)
-        if k.dim() not in (3, 4) or k.shape[:-1] != v.shape[:-1]:
+        if self.k is None:
+            _check_first(k, v)
+            self.k, self.v = k.clone(), v.clone()  # clone(): k, v copied, no views
+            return self.k, self.v
+        if not (isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor) and k.shape[:-1] == v.shape[:-1]
+                and k.shape[:-2] == self.k.shape[:-2] and k.shape[-1] == self.k.shape[-1]
+                and v.shape[-1] == self.v.shape[-1] and k.dtype == v.dtype == self.k.dtype):
+            _check_first(k, v)
+            _check_same_layer("cache", self.k, k)  # raises ValueError | TypeError
+            _check_same_layer("cache", self.v, v)
+        self.k = torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_k), new tensor
+        self.v = torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_v)
+        return self.k, self.v
+
+
+def _check_first(k, v):
+    """``k`` ``(B, h_kv, T_new, d_k)`` and ``v`` ``(B, h_kv, T_new, d_v)`` (or no ``B``), floating point, one dtype."""
+    _checks.tensor("k", k, floating=True)
+    _checks.tensor("v", v, floating=True)
+    if k.dim() not in (3, 4) or k.shape[:-1] != v.shape[:-1]:
+        raise ValueError(
+            "k and v must have shapes (B, h_kv, T_new, d_k) and (B, h_kv, T_new, d_v) (or "
+            f"(h_kv, T_new, d) for one unbatched sequence), got k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
+    if k.dtype != v.dtype:
+        raise TypeError(f"k and v must have the same dtype, got {k.dtype} and {v.dtype}")
+
+
+def _check_same_layer(name, cached, new):
+    """New keys ``(B, h_kv, T_new, d_head)`` (or ``(h_kv, T_new, d_head)``) must fit the
+    cached ones: same batch size, number of key-value heads, head dimension and dtype."""
+    if new.dim() != cached.dim():
+        raise ValueError(
+            f"{name} holds keys of shape {tuple(cached.shape)}, but the new keys have shape "
+            f"{tuple(new.shape)}: batched and unbatched inputs cannot share a cache"
+        )
+    for axis, what in ((-4, "batch size B"), (-3, "number of key-value heads h_kv"), (-1, "head_dim")):
+        if new.dim() >= -axis and new.shape[axis] != cached.shape[axis]:
             raise ValueError(
-                "k and v must have shapes (B, h_kv, T_new, d_k) and (B, h_kv, T_new, d_v) (or "
-                f"(h_kv, T_new, d) for one unbatched sequence), got k {tuple(k.shape)} and v {tuple(v.shape)}"
+                f"{name} holds {what}={cached.shape[axis]}, but the new keys have "
+                f"{what}={new.shape[axis]} (cached keys {tuple(cached.shape)}, new keys "
+                f"{tuple(new.shape)}); use one KVCache per layer and per batch, or reset() it"
             )
-        if self.k is not None:
-            _checks.same_layer("cache", self.k.shape, self.k.dtype, k.shape, k.dtype)
-            _checks.same_layer("cache", self.v.shape, self.v.dtype, v.shape, v.dtype)
-        k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
-        v = v if self.v is None else torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_head)
-        self.k, self.v = k, v
-        return k, v
+    if new.dtype != cached.dtype:
+        raise TypeError(f"{name} holds dtype {cached.dtype}, but the new keys have dtype {new.dtype}")
+
+
+def _causal_attention(m, x, cache, return_weights):
+    """The forward pass of a causal attention layer ``m``, with or without a KV cache.
+
+    The kernel of :class:`attn.MultiHeadAttention` called with ``cache=`` and of every
+    call to :class:`attn.GroupedQueryAttention`; ``m`` has checked its inputs (``x``,
+    and that the cache has room). Reads ``m``'s projections, ``num_heads``,
+    ``num_kv_heads``, ``mask``, ``dropout`` and ``rope`` (``None``: no rotation).
+    """
+    P, T = (0 if cache is None else len(cache)), x.size(-2)  # P = T_cached
+    q = m.W_query(x).view(*x.shape[:-1], m.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
+    k = m.W_key(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
+    v = m.W_value(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
+    if m.rope is not None:  # rotary position embedding (chapter 15): positions P .. P + T - 1
+        q, k = m.rope._rotate(q, P), m.rope._rotate(k, P)
+    if cache is not None:
+        k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head) = cat(cached, new)
+    mask = m.mask[P:P + T, :P + T] if P and T > 1 else None  # (T, P + T): rows P .. P + T - 1
+    p = m.dropout.p if m.training else 0.0
+    out, att = AF._attention(  # P = 0: is_causal=True; P > 0, T = 1: no mask
+        q, k, v, mask, is_causal=not P, dropout_p=p, return_weights=return_weights,
+        enable_gqa=m.num_kv_heads != m.num_heads,  # query head i reads key-value head i // (h / h_kv)
+    )
+    z = m.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
+    return (z, att) if return_weights else z
 
 
 def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, *, batch=1, bytes_per_element=2,

@@ -13,6 +13,7 @@ import torch.nn as nn
 from . import _checks
 from . import functional as AF
 from .causal import CausalAttention
+from .kv_cache import _causal_attention
 
 __all__ = ["MultiHeadAttentionWrapper", "MultiHeadAttention"]
 
@@ -82,13 +83,16 @@ class MultiHeadAttention(nn.Module):
         \mathrm{head}_i = \operatorname{softmax}\!\left(
             \frac{Q_i K_i^\top}{\sqrt{d_{head}}} + M\right) V_i
 
-    The heads are split with :func:`attn.functional.split_heads` and joined with
-    :func:`attn.functional.merge_heads`; the attention itself is one call to
+    The heads are split and joined with ``view`` and ``transpose``, as
+    :func:`attn.functional.split_heads` and :func:`attn.functional.merge_heads` do; the
+    attention itself is one call to the kernel of
     :func:`attn.functional.scaled_dot_product_attention`, which chooses the path. Two
     paths, tested equal: without weights requested, one call to
     ``torch.nn.functional.scaled_dot_product_attention`` (with ``is_causal=True`` when
     there is no padding mask); with ``return_weights=True``, the explicit path
-    (scores, mask, softmax, dropout) that also returns the per-head weights.
+    (scores, mask, softmax, dropout) that also returns the per-head weights. With a
+    :class:`attn.KVCache`, the forward pass is the one of every causal layer of the
+    package (the same as :class:`attn.GroupedQueryAttention`'s).
 
     Args:
         d_in (int): width of each input embedding.
@@ -108,7 +112,8 @@ class MultiHeadAttention(nn.Module):
         dropout (nn.Dropout): dropout on the weights.
         mask (torch.Tensor or None): buffer, bool ``(context_length, context_length)``
             lower-triangular (``True`` = may attend) when ``causal``, else ``None``; as
-            in the notes, kept in the ``state_dict`` (the forward pass passes
+            in Raschka's ``MultiHeadAttention`` (*Build a Large Language Model (From
+            Scratch)*, Manning 2024, section 3.6), kept in the ``state_dict`` (the forward pass passes
             ``is_causal`` instead, and the explicit path builds ``mask[:T, :T]``).
 
     Shape:
@@ -136,6 +141,13 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.register_buffer("mask", AF.causal_mask(context_length) if causal else None)
 
+    rope = None  # no rotary position embedding (chapter 15; see GroupedQueryAttention)
+
+    @property
+    def num_kv_heads(self):
+        """Number of key-value heads; equal to ``num_heads`` (each query head has its own keys and values)."""
+        return self.num_heads
+
     def forward(self, x, *, key_padding_mask=None, return_weights=False, cache=None):
         """Multi-head context vectors.
 
@@ -157,20 +169,21 @@ class MultiHeadAttention(nn.Module):
             with ``weights`` of shape ``(..., h, T, T_cached + T)``.
         """
         key_padding_mask = _checks.forward_inputs(self, x, return_weights, key_padding_mask, cache)
-        q = AF.split_heads(self.W_query(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
-        k = AF.split_heads(self.W_key(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
-        v = AF.split_heads(self.W_value(x), self.num_heads)  # (B, T, d_out) -> (B, h, T, d_head)
-        mask, P = None, 0
+        if cache is not None:  # KV cache: kv_cache._causal_attention
+            return _causal_attention(self, x, cache, return_weights)
+        return self._attend(x, key_padding_mask, return_weights)
+
+    def _attend(self, x, key_padding_mask, return_weights):
+        """The forward pass without a cache, on checked inputs."""
+        q = self.W_query(x).view(*x.shape[:-1], self.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
+        k = self.W_key(x).view(*x.shape[:-1], self.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
+        v = self.W_value(x).view(*x.shape[:-1], self.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
+        mask = None
         if key_padding_mask is not None:  # (B, T) -> (B, 1, 1, T), broadcast: (B, h, T, T)
             mask = key_padding_mask[..., None, None, :]
-        if cache is not None:  # P = T_cached; q_i: position P + i, keys 0 .. P + i
-            P, T = len(cache), x.size(-2)
-            k, v = cache.update(k, v)  # (B, h, P + T, d_head) = cat(cached, new)
-            mask = self.mask[P:P + T, :P + T] if P else None  # (T, P + T): rows P .. P + T - 1
         p = self.dropout.p if self.training else 0.0
-        out = AF.scaled_dot_product_attention(  # F.scaled_dot_product_attention | explicit (return_weights)
-            q, k, v, mask, is_causal=self.causal and not P, dropout_p=p, return_weights=return_weights
+        out, att = AF._attention(  # F.scaled_dot_product_attention | explicit path (return_weights)
+            q, k, v, mask, is_causal=self.causal, dropout_p=p, return_weights=return_weights
         )
-        out, att = out if return_weights else (out, None)  # (B, h, T, d_head), (B, h, T, P + T)
-        z = self.out_proj(AF.merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
+        z = self.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
         return (z, att) if return_weights else z

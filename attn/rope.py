@@ -97,6 +97,10 @@ class RotaryEmbedding(nn.Module):
             torch.Tensor: same shape and dtype as ``x``.
         """
         self._check(x, offset)
+        return self._rotate(x, offset)
+
+    def _rotate(self, x, offset):
+        """:meth:`forward` without its checks (attention layers call this one)."""
         T = x.size(-2)
         cos = self.cos[offset : offset + T].to(x.dtype)  # (T, head_dim)
         sin = self.sin[offset : offset + T].to(x.dtype)  # (T, head_dim)

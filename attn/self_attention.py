@@ -1,4 +1,7 @@
-r"""Self-attention with trainable weights, the two versions of the notes.
+r"""Self-attention with trainable weights, in the two versions of Raschka's chapter 3.
+
+Raschka, *Build a Large Language Model (From Scratch)*, Manning 2024, section 3.4:
+``SelfAttention_v1`` with ``nn.Parameter`` matrices, ``SelfAttention_v2`` with ``nn.Linear``.
 
 .. math::
 
@@ -56,7 +59,7 @@ class SelfAttentionV1(nn.Module):
         """
         _checks.forward_inputs(self, x, return_weights)
         q, k, v = self.project(x)  # (..., T, d_in) -> 3 x (..., T, d_out)
-        att = AF.attention_weights(q, k)  # softmax(q k^T / sqrt(d_out)): (..., T, T)
+        att = AF._weights(q, k)  # softmax(q k^T / sqrt(d_out)): (..., T, T)
         z = att @ v  # (..., T, T) @ (..., T, d_out) -> (..., T, d_out)
         return (z, att) if return_weights else z
 

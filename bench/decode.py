@@ -1,7 +1,24 @@
-"""Greedy decoding with and without the KV cache, on the CPU.
+"""Greedy decoding with and without the KV cache, and one decode step, on the CPU.
 
-Run from the repository root: ``python bench/decode.py`` (a minute or so on 2 cores);
-``python bench/attention.py decode`` runs the same section.
+Run from the repository root: ``python bench/decode.py`` (a minute or so on 2 cores)
+runs both parts; ``python bench/decode.py step`` or ``python bench/decode.py generate``
+one of them; ``python bench/attention.py decode`` runs both as one section.
+
+**One decode step** (``step``): one attention layer of the model below (d_model=128, 4
+query heads of 32) reads one new token (B=1, T=1) after a cache of 255 positions, and
+appends it; 16 such steps make one sample. The package's module,
+``layer(x, cache=cache)`` with an ``attn.KVCache``, against the same step written
+directly with PyTorch, with the layer's own weights: the three projections, ``view`` and
+``transpose``, the rotation for RoPE, ``torch.cat`` onto the cached keys and values, one
+``F.scaled_dot_product_attention`` (``enable_gqa=True`` when ``h_kv < h``), the output
+projection. Three layers: ``MultiHeadAttention``, ``GroupedQueryAttention`` with
+``h_kv=1``, and the model's own layer (``h_kv=4`` and RoPE). Time: the median, over
+interleaved samples, of the process's CPU time (``time.process_time``, every thread; it
+leaves out the time other programs take); ``ratio`` is package / direct, target <= 1.5.
+``calls`` is the number of Python function calls one step makes, counted by ``cProfile``.
+Both must give the same output (checked).
+
+**Generation** (``generate``):
 
 Setting: ``attn.tiny_lm.TinyLM`` with vocabulary 256, d_model=128, 4 layers, 4 query
 heads of d_head=32, context_length=512, random weights (the time of a step does not
@@ -20,22 +37,29 @@ with it. The cache's size after the run is printed next to the formula
 ``2 * layers * h_kv * d_head * T * 4 bytes`` (``attn.kv_cache_bytes``). Both paths must produce the same tokens;
 the script says whether they did.
 """
+import cProfile
 import os
+import pstats
 import statistics
 import sys
 import time
 
 import torch
+import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+import attn  # noqa: E402
 from attn import kv_cache_bytes  # noqa: E402
+from attn.rope import rotate_half  # noqa: E402
 from attn.tiny_lm import TinyLM  # noqa: E402
 
 V, D, LAYERS, HEADS, CONTEXT = 256, 128, 4, 4, 512
 PROMPT, NEW, REPEATS = 16, 256, 3
 TARGET = 3  # the cache must make generation at least this many times faster
+STEP_CACHED, STEP_RUN, STEP_SAMPLES = 255, 16, 41
+STEP_TARGET = 1.5  # a decode step of the package's module / the same step written directly
 
 
 def timed(fn):
@@ -70,7 +94,92 @@ def run(num_kv_heads):
     return {name: statistics.median(ts) for name, ts in times.items()}, same, nbytes, formula
 
 
-def main():
+def _direct_step(m, x, k_cache, v_cache):
+    """One decode step of layer ``m`` written directly with PyTorch: ``x`` (1, 1, d_in)."""
+    B, T, P = x.size(0), x.size(1), k_cache.size(2)
+    h, h_kv, d = m.num_heads, m.num_kv_heads, m.head_dim
+    q = m.W_query(x).view(B, T, h, d).transpose(1, 2)  # (B, T, h * d) -> (B, h, T, d)
+    k = m.W_key(x).view(B, T, h_kv, d).transpose(1, 2)  # (B, T, h_kv * d) -> (B, h_kv, T, d)
+    v = m.W_value(x).view(B, T, h_kv, d).transpose(1, 2)  # (B, T, h_kv * d) -> (B, h_kv, T, d)
+    if m.rope is not None:
+        cos, sin = m.rope.cos[P:P + T], m.rope.sin[P:P + T]  # (T, d)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+    k_cache = torch.cat([k_cache, k], dim=2)  # (B, h_kv, P + 1, d)
+    v_cache = torch.cat([v_cache, v], dim=2)  # (B, h_kv, P + 1, d)
+    out = F.scaled_dot_product_attention(q, k_cache, v_cache, enable_gqa=h_kv != h)  # (B, h, T, d)
+    return m.out_proj(out.transpose(1, 2).reshape(B, T, h * d)), k_cache, v_cache  # (B, T, d_out)
+
+
+def _layers():
+    torch.manual_seed(0)
+    return {
+        "MultiHeadAttention": attn.MultiHeadAttention(D, D, CONTEXT, 0.0, HEADS).eval(),
+        "GQA h_kv=1": attn.GroupedQueryAttention(D, D, CONTEXT, 0.0, HEADS, 1).eval(),
+        "GQA h_kv=4, RoPE": attn.GroupedQueryAttention(D, D, CONTEXT, 0.0, HEADS, HEADS, rope_base=10000.0).eval(),
+    }
+
+
+def _package_steps(m, full, xs):
+    """The package's module: one step per new token in ``xs``, after the positions of ``full``."""
+    cache = attn.KVCache()
+    cache.k, cache.v = full.k, full.v  # the cached positions (update makes new tensors)
+    return [m(x, cache=cache) for x in xs]
+
+
+def _direct_steps(m, full, xs):
+    """The same steps written directly with PyTorch."""
+    k, v, outs = full.k, full.v, []
+    for x in xs:
+        out, k, v = _direct_step(m, x, k, v)
+        outs.append(out)
+    return outs
+
+
+def _step_row(m, g):
+    """``(direct ms, attn ms, calls of one step (attn, direct), same output)`` for layer ``m``."""
+    prompt = torch.randn(1, STEP_CACHED, D, generator=g)
+    xs = torch.randn(STEP_RUN, 1, 1, D, generator=g)  # the new tokens, one per step
+    with torch.no_grad():
+        full = attn.KVCache()
+        m(prompt, cache=full)  # (1, h_kv, P, d_head) each
+        pairs = zip(_package_steps(m, full, xs), _direct_steps(m, full, xs))
+        same = all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in pairs)
+        times = {_direct_steps: [], _package_steps: []}
+        for _ in range(STEP_SAMPLES):
+            for fn, ts in times.items():
+                start = time.process_time()
+                fn(m, full, xs)
+                ts.append(time.process_time() - start)
+        cache = attn.KVCache()
+        cache.k, cache.v = full.k, full.v
+        calls = []
+        for fn, args, kwargs in ((m, (xs[0],), {"cache": cache}), (_direct_step, (m, xs[0], full.k, full.v), {})):
+            prof = cProfile.Profile()
+            prof.runcall(fn, *args, **kwargs)  # one step, the call itself included
+            calls.append(pstats.Stats(prof).total_calls)
+    ms = [statistics.median(times[fn]) * 1e3 for fn in (_direct_steps, _package_steps)]
+    return ms[0], ms[1], calls, same
+
+
+def step():
+    """One decode step: the package's module against the same step written directly."""
+    print(f"\none decode step: torch {torch.__version__}, threads {torch.get_num_threads()}, "
+          f"d_model={D}, {HEADS} heads of {D // HEADS}, B=1, T=1 after {STEP_CACHED} cached positions, "
+          f"float32, CPU; CPU ms per {STEP_RUN} steps (median of {STEP_SAMPLES})")
+    print(f"  {'layer':20s} {'direct ms':>10s} {'attn ms':>8s} {'ratio':>6s} {'calls':>12s} {'same':>5s}")
+    ratios = []
+    g = torch.Generator().manual_seed(2)
+    for name, m in _layers().items():
+        t_direct, t_attn, calls, same = _step_row(m, g)
+        ratios.append(t_attn / t_direct)
+        print(f"  {name:20s} {t_direct:10.2f} {t_attn:8.2f} {t_attn / t_direct:6.2f} "
+              f"{calls[0]:>5d} vs {calls[1]:<4d} {str(same):>5s}")
+    verdict = "ok" if max(ratios) <= STEP_TARGET else "MISSED"
+    print(f"decode step, package / direct: {max(ratios):.2f}x at most (target <= {STEP_TARGET}: {verdict})")
+    return ratios
+
+
+def generate():
     print(f"\ngreedy decoding: torch {torch.__version__}, threads {torch.get_num_threads()}, "
           f"TinyLM d_model={D}, {LAYERS} layers, {HEADS} heads of {D // HEADS}, float32, CPU; "
           f"prompt {PROMPT} tokens, {NEW} new tokens (median of {REPEATS})")
@@ -92,5 +201,14 @@ def main():
     return speedups
 
 
+def main(names=()):
+    parts = {"step": step, "generate": generate}
+    unknown = [n for n in names if n not in parts]
+    if unknown:
+        sys.exit(f"unknown part(s) {unknown}; choose from {list(parts)}")
+    for name in names or parts:
+        parts[name]()
+
+
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -1,0 +1,267 @@
+"""The package's hot path: checked once where the user calls in, then one hop to the kernel.
+
+What the tests pin down: no import circle in ``attn``; a decode step (T = 1 after a
+cache) passes no mask and ``is_causal=False`` to PyTorch's fused attention; grouped-query
+attention shares its key-value heads with ``enable_gqa=True`` instead of copying them; no
+host sync (``bool(tensor)``, ``.item()``) on the fast path; ``KVCache`` keeps copies of
+what it is given; ``d_k = 0`` gives one ``ValueError`` on every path; any object with
+``update(k, v)`` and ``len()`` works as a cache.
+
+Tolerances: float64, atol=1e-10, rtol=1e-8.
+"""
+import ast
+import pathlib
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.testing import assert_close
+
+import attn
+import attn.functional as AF
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "attn"
+TOL = dict(atol=1e-10, rtol=1e-8)
+
+
+def _sibling_imports(path):
+    """``(module-level siblings, function-level siblings)`` that ``path`` imports."""
+    top, inner = set(), []
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:  # from . import x / from .x import y
+            names = [node.module] if node.module else [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attn"):
+            names = [node.module.split(".")[1]] if "." in node.module else [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".")[1] for a in node.names if a.name.startswith("attn.")]
+        else:
+            continue
+        names = [n.split(".")[0] for n in names if (PACKAGE / f"{n.split('.')[0]}.py").exists()]
+        (top.update(names) if node.col_offset == 0 else inner.extend(names))
+    return top, inner
+
+
+def test_no_import_inside_a_function_and_no_import_circle():
+    graph, inner = {}, {}
+    for path in sorted(PACKAGE.glob("*.py")):
+        graph[path.stem], found = _sibling_imports(path)
+        if found:
+            inner[path.stem] = found
+    assert not inner, f"imports of sibling modules inside functions (a hidden circle): {inner}"
+    assert {"functional", "kv_cache", "multihead", "grouped_query"} <= graph.keys()
+    assert _circle(graph) is None, f"import circle: {' -> '.join(_circle(graph))}"
+
+
+def _circle(graph):
+    """A circle of ``graph`` (module -> modules it imports) as a list of names, or None."""
+    done, stack = set(), []
+
+    def visit(name):  # depth-first search; a node met again on the stack closes a circle
+        if name in stack:
+            return stack[stack.index(name):] + [name]
+        if name in done:
+            return None
+        stack.append(name)
+        for dep in sorted(graph.get(name, ())):
+            found = visit(dep)
+            if found:
+                return found
+        stack.pop()
+        done.add(name)
+        return None
+
+    for name in graph:
+        found = visit(name)
+        if found:
+            return found
+    return None
+
+
+def test_the_import_checks_find_what_they_look_for(tmp_path, monkeypatch):
+    """Not vacuous: a function-level import of a sibling is found, and so is a circle."""
+    monkeypatch.setattr(f"{__name__}.PACKAGE", tmp_path)
+    (tmp_path / "a.py").write_text("from . import b\nfrom .c import f\n")
+    (tmp_path / "b.py").write_text("import torch\n\n\ndef f():\n    from .a import g\n")
+    (tmp_path / "c.py").write_text("import attn.b\n")
+    assert _sibling_imports(tmp_path / "a.py") == ({"b", "c"}, [])
+    assert _sibling_imports(tmp_path / "b.py") == (set(), ["a"])
+    assert _sibling_imports(tmp_path / "c.py") == ({"b"}, [])
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+class _Spy:
+    """Records the keyword arguments of every call to F.scaled_dot_product_attention."""
+
+    def __init__(self, monkeypatch):
+        self.calls = []
+        real = F.scaled_dot_product_attention
+
+        def spy(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+            self.calls.append(dict(q=q.shape, k=k.shape, attn_mask=attn_mask, is_causal=is_causal,
+                                   enable_gqa=enable_gqa))
+            return real(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                        scale=scale, enable_gqa=enable_gqa)
+
+        monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
+
+
+def _layers():
+    torch.manual_seed(0)
+    return {
+        "mha": attn.MultiHeadAttention(8, 8, 16, 0.0, 4, qkv_bias=True).double().eval(),
+        "gqa": attn.GroupedQueryAttention(8, 8, 16, 0.0, 4, 2, rope_base=100.0).double().eval(),
+        "mqa": attn.GroupedQueryAttention(8, 8, 16, 0.0, 4, 1).double().eval(),
+    }
+
+
+@pytest.mark.parametrize("name", ["mha", "gqa", "mqa"])
+def test_what_each_step_passes_to_the_fused_kernel(name, monkeypatch):
+    m = _layers()[name]
+    x = torch.randn(2, 7, 8, dtype=torch.float64)
+    spy = _Spy(monkeypatch)
+
+    def no_copies(*args, **kwargs):
+        raise AssertionError("repeat_interleave copies the key-value heads")
+
+    monkeypatch.setattr(torch.Tensor, "repeat_interleave", no_copies)
+    monkeypatch.setattr(torch, "repeat_interleave", no_copies)
+    cache = attn.KVCache()
+    with torch.no_grad():
+        m(x[:, :4], cache=cache)  # prefill: P = 0, T = 4
+        m(x[:, 4:5], cache=cache)  # decode: P = 4, T = 1
+        m(x[:, 5:7], cache=cache)  # two at once: P = 5, T = 2
+    prefill, decode, chunk = spy.calls
+    assert prefill["attn_mask"] is None and prefill["is_causal"] is True
+    assert decode["attn_mask"] is None and decode["is_causal"] is False  # every key is visible
+    assert decode["k"][-2] == 5
+    assert chunk["is_causal"] is False and chunk["attn_mask"].shape == (2, 7)  # rows P .. P + T - 1
+    assert chunk["attn_mask"].tolist() == [[True] * 6 + [False], [True] * 7]
+    h_kv = m.num_kv_heads
+    for call in spy.calls:
+        assert call["k"][1] == h_kv  # h_kv heads reach the kernel, not h copies
+        assert call["enable_gqa"] is (h_kv != m.num_heads)
+
+
+def test_explicit_path_of_gqa_equals_the_fused_one_without_repeat_interleave(monkeypatch):
+    m = _layers()["mqa"]
+    monkeypatch.setattr(torch.Tensor, "repeat_interleave", None)
+    x = torch.randn(2, 6, 8, dtype=torch.float64)
+    with torch.no_grad():
+        z, w = m(x, return_weights=True)
+        assert_close(z, m(x), **TOL)
+    assert w.shape == (2, 4, 6, 6)
+
+
+@pytest.mark.parametrize("name", ["mha", "gqa", "mqa"])
+def test_no_host_sync_on_the_fast_path(name, monkeypatch):
+    """bool(tensor), tensor.item() and tensor.tolist() wait for the device: none on the way."""
+    m = _layers()[name]
+    x = torch.randn(2, 6, 8, dtype=torch.float64)
+    cache = attn.KVCache()
+
+    def sync(self, *args):
+        raise AssertionError("a host sync on the fast path")
+
+    for method in ("__bool__", "item", "tolist", "__int__", "__float__"):
+        monkeypatch.setattr(torch.Tensor, method, sync)
+    with torch.no_grad():
+        m(x)
+        m(x[:, :3], cache=cache)
+        m(x[:, 3:4], cache=cache)
+        m(x[:, 4:6], cache=cache)
+        if name == "mha":  # a padding mask, with one sequence all padding: zeros, no sync
+            out = m(x, key_padding_mask=torch.tensor([[True] * 6, [False] * 6]))
+    monkeypatch.undo()
+    if name == "mha":
+        assert (out[1] == m.out_proj.bias).all()  # zero context, then out_proj: its bias
+
+
+def test_the_sync_spy_sees_a_sync(monkeypatch):
+    """The spy above is not vacuous: the check the package used to make, bool(mask.all()), trips it."""
+    def sync(self, *args):
+        raise AssertionError("sync")
+
+    monkeypatch.setattr(torch.Tensor, "__bool__", sync)
+    with pytest.raises(AssertionError, match="sync"):
+        bool(torch.ones(2, 3, dtype=torch.bool).all())
+
+
+def test_kv_cache_keeps_no_reference_to_the_callers_tensors():
+    cache = attn.KVCache()
+    k1, v1 = torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4)
+    k1_copy, v1_copy = k1.clone(), v1.clone()
+    cache.update(k1, v1)
+    k1.add_(1.0)  # the caller changes its tensors afterwards
+    v1.zero_()
+    assert_close(cache.k, k1_copy, atol=0, rtol=0)
+    assert_close(cache.v, v1_copy, atol=0, rtol=0)
+    k2, v2 = torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4)
+    k2_copy = k2.clone()
+    k_all, v_all = cache.update(k2, v2)
+    k2.mul_(0.0)
+    assert_close(cache.k, torch.cat([k1_copy, k2_copy], dim=2), atol=0, rtol=0)
+    assert k_all is cache.k and v_all is cache.v
+    # and a module's cache does not hold the projections' outputs either
+    m = _layers()["mha"]
+    cache = attn.KVCache()
+    x = torch.randn(1, 3, 8, dtype=torch.float64)
+    with torch.no_grad():
+        m(x, cache=cache)
+        before = cache.k.clone()
+        m.W_key.weight.zero_()
+    assert_close(cache.k, before, atol=0, rtol=0)
+
+
+D_K_ZERO = r"q and k must have d_k >= 1 features, got q shape \(2, 3, 0\)"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda q, k, v: AF.scaled_dot_product_attention(q, k, v), id="fast"),
+        pytest.param(lambda q, k, v: AF.scaled_dot_product_attention(q, k, v, is_causal=True), id="fast-causal"),
+        pytest.param(lambda q, k, v: AF.scaled_dot_product_attention(q, k, v, return_weights=True), id="explicit"),
+        pytest.param(lambda q, k, v: AF.scaled_dot_product_attention(
+            q, k, v, torch.ones(3, 3, dtype=torch.bool), return_weights=True), id="explicit-mask"),
+        pytest.param(lambda q, k, v: AF.attention_weights(q, k), id="attention_weights"),
+        pytest.param(lambda q, k, v: AF.tiled_attention(q, k, v), id="tiled"),
+        pytest.param(lambda q, k, v: AF.tiled_attention(q, k, v, is_causal=True), id="tiled-causal"),
+    ],
+)
+def test_d_k_zero_is_one_value_error_on_every_path(call):
+    q = k = torch.randn(2, 3, 0)
+    v = torch.randn(2, 3, 5)
+    with pytest.raises(ValueError, match=D_K_ZERO):
+        call(q, k, v)
+
+
+class ListCache:
+    """A cache built like KVCache, from lists of chunks: the modules take any such object."""
+
+    def __init__(self):
+        self.ks, self.vs = [], []
+
+    def __len__(self):
+        return sum(k.size(-2) for k in self.ks)
+
+    def update(self, k, v):
+        self.ks.append(k.clone())
+        self.vs.append(v.clone())
+        return torch.cat(self.ks, dim=-2), torch.cat(self.vs, dim=-2)
+
+
+@pytest.mark.parametrize("name", ["mha", "gqa", "mqa"])
+def test_any_object_with_update_and_len_is_a_cache(name):
+    m = _layers()[name]
+    x = torch.randn(2, 9, 8, dtype=torch.float64)
+    cache = ListCache()
+    with torch.no_grad():
+        parts = [m(x[:, a:b], cache=cache) for a, b in ((0, 4), (4, 5), (5, 9))]
+        assert_close(torch.cat(parts, dim=1), m(x), **TOL)
+    assert len(cache) == 9
+    for wrong in ({"k": None}, {1, 2}, [], object()):
+        with pytest.raises(TypeError, match=r"cache must be an attn.KVCache or None \(an object with update"):
+            m(x[:, :1], cache=wrong)
