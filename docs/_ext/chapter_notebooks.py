@@ -92,7 +92,11 @@ class Converter:
         key = source.replace("\n", " ").strip()
         if self.translate and key:
             key = lookup(self.catalog, key, self.missing)
-        return resolve_roles(key, self.ref_title, cite=self.cite)
+        return self.inline(key)
+
+    def inline(self, text):
+        """MyST's roles as the words the page shows (``book_text.resolve_roles``), citations as links."""
+        return resolve_roles(text, self.ref_title, cite=self.cite)
 
     def cite(self, role, content):
         """``{cite:t}`key``` as the page writes it, each work a link to itself (DOI, arXiv, ...)."""
