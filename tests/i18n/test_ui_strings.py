@@ -173,7 +173,7 @@ def template_strings():
 
 
 def shown_translations():
-    """``{msgid: Spanish}`` for every interface string: the templates' and the search page's scripts'.
+    """``{msgid: Spanish}`` for every interface string: the templates', the build's ``_()`` and the search page's scripts'.
 
     The translation a reader sees: ours (``sphinx.po``) where we give one, else
     Sphinx's or the theme's (the order in which Sphinx looks them up).
@@ -185,7 +185,8 @@ def shown_translations():
         Path(sphinx.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
         Path(pydata_sphinx_theme.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
     ]
-    wanted = template_strings() | set(_messages(SPHINX_JS.read_text(encoding="utf-8"))["messages"])
+    python = set().union(*(_python_strings(p) for p in [ROOT / "conf.py", *(ROOT / "docs" / "_ext").glob("*.py")]))
+    wanted = template_strings() | python | set(_messages(SPHINX_JS.read_text(encoding="utf-8"))["messages"])
     shown = {}
     for catalog in catalogs:
         for e in polib.pofile(str(catalog)):
