@@ -71,6 +71,7 @@ extensions = [
     "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
     "book_listings",  # docs/_ext: the package's code shown without its docstrings
     "book_outputs",  # docs/_ext: printed output joined as the code printed it
+    "book_explorer",  # docs/_ext: attn.plot.explore's interactive heatmaps on the web pages
     "translated_ui",  # docs/_ext: search strings, API types, labels in the reader's language
     "translated_downloads",  # docs/_ext: the gallery's downloads with translated text blocks
     "chapter_notebooks",  # docs/_ext: each chapter as a notebook in the page's language, and an archive

@@ -71,7 +71,7 @@ class CausalAttention(nn.Module):
         k = self.W_key(x)
         v = self.W_value(x)
         p = self.dropout.p if self.training else 0.0
-        out, att = AF._attention(  # F.scaled_dot_product_attention | explicit path (return_weights)
+        out, att = AF._attention(  # F.scaled_dot_product_attention | return_weights: softmax(S + mask) V
             q, k, v, is_causal=True, dropout_p=p, return_weights=return_weights
         )
         return (out, att) if return_weights else out

@@ -77,7 +77,7 @@ class GroupedQueryAttention(nn.Module):
         _checks.divisible("num_heads", num_heads, "num_kv_heads", num_kv_heads)
         _checks.flags(qkv_bias=qkv_bias)
         self.head_dim = d_out // num_heads
-        self.group_size = num_heads // num_kv_heads  # query heads per key-value head
+        self.group_size = num_heads // num_kv_heads  # h / h_kv
         d_kv = num_kv_heads * self.head_dim
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_kv, bias=qkv_bias)

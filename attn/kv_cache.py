@@ -131,8 +131,8 @@ class KVCache:
             _check_same_layer("cache", self.v, v)
         if self.capacity is not None:  # allocated once, written in place (chapter 18)
             return self._write(k, v)
-        self.k = k.clone() if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, h_kv, T_cached + T_new, d_k), new
-        self.v = v.clone() if self.v is None else torch.cat([self.v, v], dim=-2)  # (B, h_kv, T_cached + T_new, d_v)
+        self.k = k.clone() if self.k is None else torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_k)
+        self.v = v.clone() if self.v is None else torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_v)
         return self.k, self.v
 
     def _write(self, k, v):
@@ -144,7 +144,7 @@ class KVCache:
         if P == 0 and not (_fits(self._k_buf, k) and _fits(self._v_buf, v)):  # allocate, once per shape
             self._k_buf = k.new_zeros(*k.shape[:-2], self.capacity, k.size(-1))  # (B, h_kv, capacity, d_k)
             self._v_buf = v.new_zeros(*v.shape[:-2], self.capacity, v.size(-1))  # (B, h_kv, capacity, d_v)
-        self._k_buf[..., P:P + T, :] = k  # in place: a copy of the T new positions only
+        self._k_buf[..., P:P + T, :] = k  # in place: T positions copied, not P + T
         self._v_buf[..., P:P + T, :] = v
         self.k, self.v = self._k_buf[..., :P + T, :], self._v_buf[..., :P + T, :]  # views: (B, h_kv, P + T, d)
         return self.k, self.v
@@ -200,7 +200,7 @@ def _causal_attention(m, x, cache, return_weights):
     q = m.W_query(x).view(*x.shape[:-1], m.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
     k = m.W_key(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
     v = m.W_value(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
-    if m.rope is not None:  # rotary position embedding (chapter 15): positions P .. P + T - 1
+    if m.rope is not None:  # RoPE: p = P .. P + T - 1
         q, k = m.rope._rotate(q, P), m.rope._rotate(k, P)
     if cache is not None:
         k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head) = cat(cached, new)
@@ -208,7 +208,7 @@ def _causal_attention(m, x, cache, return_weights):
     p = m.dropout.p if m.training else 0.0
     out, att = AF._attention(  # P = 0: is_causal=True; P > 0, T = 1: no mask
         q, k, v, mask, is_causal=not P, dropout_p=p, return_weights=return_weights,
-        enable_gqa=m.num_kv_heads != m.num_heads,  # query head i reads key-value head i // (h / h_kv)
+        enable_gqa=m.num_kv_heads != m.num_heads,  # q head i -> kv head i // (h / h_kv)
     )
     z = m.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
     return (z, att) if return_weights else z

@@ -182,7 +182,7 @@ class MultiHeadAttention(nn.Module):
         if key_padding_mask is not None:  # (B, T) -> (B, 1, 1, T), broadcast: (B, h, T, T)
             mask = key_padding_mask[..., None, None, :]
         p = self.dropout.p if self.training else 0.0
-        out, att = AF._attention(  # F.scaled_dot_product_attention | explicit path (return_weights)
+        out, att = AF._attention(  # F.scaled_dot_product_attention | return_weights: softmax(S + mask) V
             q, k, v, mask, is_causal=self.causal, dropout_p=p, return_weights=return_weights
         )
         z = self.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)

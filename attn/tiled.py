@@ -51,12 +51,12 @@ def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None, ret
     """
     block_size, scale = _check_tiled(q, k, v, block_size, is_causal, scale)
     _checks.flag("return_lse", return_lse)
-    s = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale  # default 1 / sqrt(d_k)
+    s = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale  # scale=None: s = 1 / sqrt(d_k)
     T_q, T_k = q.size(-2), k.size(-2)
     m = q.new_full((*q.shape[:-1], 1), float("-inf"))  # (..., T_q, 1): m = max_j s_j
     l = q.new_zeros((*q.shape[:-1], 1))  # (..., T_q, 1): l = sum_j exp(s_j - m)
     acc = q.new_zeros((*q.shape[:-1], v.size(-1)))  # (..., T_q, d_v): a = sum_j exp(s_j - m) v_j
-    rows = torch.arange(T_q, device=q.device)[:, None]  # (T_q, 1) query positions
+    rows = torch.arange(T_q, device=q.device)[:, None]  # (T_q, 1): i
     for start in range(0, T_k, block_size):
         if is_causal and start >= T_q:
             break  # start >= T_q: j > i, ∀ i, j
@@ -64,7 +64,7 @@ def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None, ret
         vb = v[..., start : start + block_size, :]  # (..., b, d_v)
         att = (q @ kb.transpose(-2, -1)) * s  # (..., T_q, d_k) @ (..., d_k, b) -> (..., T_q, b)
         if is_causal:
-            cols = torch.arange(start, start + kb.size(-2), device=q.device)  # (b,) key positions
+            cols = torch.arange(start, start + kb.size(-2), device=q.device)  # (b,): j
             att = att.masked_fill(cols > rows, float("-inf"))  # (T_q, b) mask, broadcast
         m_new = torch.maximum(m, att.amax(dim=-1, keepdim=True))  # (..., T_q, 1)
         p = torch.exp(att - m_new)  # (..., T_q, b), 0 <= p <= 1

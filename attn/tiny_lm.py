@@ -151,7 +151,7 @@ class TinyLM(nn.Module):
         caches = self.new_caches() if use_cache else None
         step_input = idx  # (B, T_prompt)
         for _ in range(max_new_tokens):
-            logits = self._forward(step_input, caches)  # (B, T_step, V), ids checked above
+            logits = self._forward(step_input, caches)  # (B, T_step, V)
             nxt = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, V) -> (B, 1)
             idx = torch.cat([idx, nxt], dim=1)  # (B, T) -> (B, T + 1)
             step_input = nxt if use_cache else idx  # (B, 1) | (B, T + 1)
@@ -282,7 +282,7 @@ def step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=t
         seq, step_input, times, fed = idx, idx, [], 0  # (B, T_prompt)
         for _ in range(max_new_tokens):
             start = clock()
-            logits = model._forward(step_input, caches)  # (B, T_step, V), ids checked above
+            logits = model._forward(step_input, caches)  # (B, T_step, V)
             nxt = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, V) -> (B, 1)
             times.append(clock() - start)
             fed += step_input.size(1)  # T_step

@@ -6,8 +6,9 @@ Sphinx builds incrementally, so a second session with unchanged sources only
 checks that nothing is stale.  Set ``BOOK_SKIP_BUILD=1`` to test an existing
 ``_build/html`` without rebuilding (for quick local iteration only).
 
-Every test here is marked ``book`` and those of ``test_browser.py`` also
-``browser`` (markers in ``pytest.ini``): ``make test-fast`` leaves them out.
+Every test here is marked ``book`` and those of ``test_browser.py`` and
+``test_explorer.py`` also ``browser`` (markers in ``pytest.ini``): ``make test-fast``
+leaves them out.
 """
 
 import os
@@ -25,7 +26,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.book)
-            if item.path.name == "test_browser.py":
+            if item.path.name in ("test_browser.py", "test_explorer.py"):
                 item.add_marker(pytest.mark.browser)
 
 

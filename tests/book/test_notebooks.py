@@ -83,13 +83,16 @@ def code_cells(nb):
 
 
 def page_cells(doc):
-    """The code cells of a built page: ``(source, outputs)``, outputs as ``("text", str)`` or ``("image",)``."""
+    """The code cells of a built page: ``(source, outputs)``, outputs as ``("text", str)`` or ``("image",)``.
+
+    An attention explorer is an image: the notebook has its static heatmap (docs/_ext/book_explorer.py).
+    """
     cells = []
     for cell in doc.select("div.cell"):
         source = cell.select_one("div.cell_input pre").get_text()
         outputs = []
         for out in cell.select_one(".cell_output").find_all(recursive=False) if cell.select_one(".cell_output") else ():
-            if out.name == "img" or out.select_one("img"):
+            if out.name == "img" or out.select_one("img, [data-attention-explorer]") or out.has_attr("data-attention-explorer"):
                 outputs.append(("image",))
             elif out.select_one("pre"):
                 outputs.append(("text", out.select_one("pre").get_text()))

@@ -120,10 +120,15 @@ def pdf_image_count(path):
 
 
 def html_figures(site, lang, page):
-    """The figures a built HTML page shows in its article, thumbnails of the gallery apart."""
+    """The figures a built HTML page shows in its article, thumbnails of the gallery apart.
+
+    An attention explorer counts as one: the PDF and the EPUB print its static heatmap
+    (docs/_ext/book_explorer.py).
+    """
     doc = page_soup(site, lang, page)
     article = doc.select_one("article") or doc
-    return [img for img in article.find_all("img") if not img.find_parent(class_="sphx-glr-thumbcontainer")]
+    images = [img for img in article.find_all("img") if not img.find_parent(class_="sphx-glr-thumbcontainer")]
+    return images + article.select("[data-attention-explorer]")
 
 
 def test_file_names_follow_the_titles():

@@ -7,10 +7,13 @@ Their comments must therefore say what they say with shapes
 (``# (B, T, d_out) -> (B, h, T, d_head)``), formulas, symbols and identifiers;
 the explanations belong to the text around the code, which is translated.
 
-An English sentence is recognised by its small words: a comment with three or
+An English sentence is recognised by its small words: a comment with two or
 more words from ``FUNCTION_WORDS`` (``the``, ``of``, ``is``, ...) reads as
-prose.  Words inside backquotes or quotes, and identifiers (``d_head``,
-``x.shape``, ``f(x)``), do not count.  No build is needed (not marked ``book``).
+prose; so does a comment with two English words in a row (``query positions``,
+``least squares``), which shapes and formulas never write.  Words inside
+backquotes or quotes, and identifiers (``d_head``, ``x.shape``, ``f(x)``), do not
+count.  Plain fenced Python blocks of the pages (```` ```python ````) are shown code
+too.  No build is needed (not marked ``book``).
 """
 
 import ast
@@ -36,7 +39,7 @@ FUNCTION_WORDS = frozenset(
 )
 LIMIT = 2  # this many function words make a comment prose
 
-CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+CELL = re.compile(r"^```(?:\{code-cell\}[^\n]*|python|py|\{code-block\} python)\n(.*?)^```", re.S | re.M)
 INCLUDE = re.compile(r"^```\{literalinclude\}\s+(\S+)\n(.*?)^```", re.S | re.M)
 OPTION = re.compile(r"^:(\w[\w-]*):\s*(.*)$", re.M)
 # Words that are prose: not inside `...`, "..." or '...', not part of an identifier
@@ -51,8 +54,29 @@ def prose_words(comment):
     return [w for w in WORD.findall(text) if w.lower() in FUNCTION_WORDS]
 
 
-def reads_as_prose(comment):
-    return len(prose_words(comment)) >= LIMIT
+def word_pairs(comment):
+    """Two lowercase words of three letters or more in a row: ``query positions``.
+
+    Only a space joins them: a comma, a colon or a bracket between two words is
+    notation (``[batch, heads]``, ``cat(cached, new)``).
+    """
+    pairs = []
+    tokens = QUOTED.sub(" , ", comment.lstrip("#")).split()
+    for a, b in zip(tokens, tokens[1:]):
+        first, second = a.lstrip("([").rstrip(), b.rstrip(",.:;)]")
+        if re.fullmatch(r"[a-z]{3,}", first) and re.fullmatch(r"[a-z]{3,}", second):
+            pairs.append(f"{first} {second}")
+    return pairs
+
+
+def reads_as_prose(text):
+    return len(prose_words(text)) >= LIMIT
+
+
+def comment_reads_as_prose(comment):
+    # A comment is checked harder than a printed label (``scores:``, ``masked: -inf``):
+    # two English words in a row make it prose.
+    return reads_as_prose(comment) or bool(word_pairs(comment))
 
 
 def comments(code, first_line=1):
@@ -242,18 +266,18 @@ def test_the_sources_have_shown_code():
 
 
 @pytest.mark.parametrize(
-    "found, minimum, what",
+    "found, minimum, what, is_prose",
     [
-        (lambda: shown_comments(), 200, "comments shown on the pages read as English prose"),
-        (lambda: printed_in_cells(), 101, "cells print English sentences"),
-        (lambda: cell_docstrings(), 0, "docstrings in the cells read as English prose"),
+        (lambda: shown_comments(), 200, "comments shown on the pages read as English prose", comment_reads_as_prose),
+        (lambda: printed_in_cells(), 101, "cells print English sentences", reads_as_prose),
+        (lambda: cell_docstrings(), 0, "docstrings in the cells read as English prose", reads_as_prose),
     ],
     ids=["comments", "printed", "docstrings"],  # at least this many of each: the parsers see their input
 )
-def test_no_english_prose_in_shown_code(found, minimum, what):
+def test_no_english_prose_in_shown_code(found, minimum, what, is_prose):
     texts = list(found())
     assert len(texts) >= minimum, f"only {len(texts)} found: a parser lost its input"
-    prose = [f"{where}: {text!r}" for where, text in texts if reads_as_prose(text)]
+    prose = [f"{where}: {text!r}" for where, text in texts if is_prose(text)]
     assert not prose, (
         f"{what} (the Spanish pages show them untranslated): say it with shapes, formulas, "
         "symbols and numbers, and move the explanation into the page's text:\n" + "\n".join(prose)
@@ -287,11 +311,14 @@ def test_a_printed_sentence_is_found():
         "# the dot product is the sum of the element-wise products",
         "# keys and values of the new token, appended to the cache",
         "# one row per query: each row sums to 1",
+        "# KeyError: no key equals the query, nothing comes back",
+        "# (T_q, 1) query positions",
+        "# a in  y = c · T^a  (least squares: log2 y ~ a · log2 T)",
     ],
 )
 def test_prose_is_recognised(comment):
     # Comments this book used to have (before they became formulas): the check must fail on them.
-    assert reads_as_prose(comment), prose_words(comment)
+    assert comment_reads_as_prose(comment), (prose_words(comment), word_pairs(comment))
 
 
 @pytest.mark.parametrize(
@@ -303,10 +330,14 @@ def test_prose_is_recognised(comment):
         "# 2 * L * h_kv * d_head * T * b",
         "# (B, h, T, T): `is`, 'the', \"of\"",
         "# mask[P:P+T, :P+T], P = 4, T = 2",
+        "# y = c · T^a  ->  a = cov(log2 T, log2 y) / var(log2 T)",
+        "# Linear -> causal MHA (pos) -> Linear",
+        "# q head i -> kv head i // group_size",
+        "# (B, T, h, d_head), contiguous",
     ],
 )
 def test_symbols_are_not_prose(comment):
-    assert not reads_as_prose(comment), prose_words(comment)
+    assert not comment_reads_as_prose(comment), (prose_words(comment), word_pairs(comment))
 
 
 def test_a_prose_comment_in_a_page_cell_is_found(tmp_path):
@@ -331,7 +362,7 @@ def test_a_prose_comment_in_a_page_cell_is_found(tmp_path):
         "# so it is translated.\nx = 2  # x is the number of the heads\n",
         encoding="utf-8",
     )
-    found = [(w, c) for w, c in shown_comments(tmp_path / "docs", examples, tmp_path) if reads_as_prose(c)]
+    found = [(w, c) for w, c in shown_comments(tmp_path / "docs", examples, tmp_path) if comment_reads_as_prose(c)]
     assert found == [
         ("docs/chapters/page.md:7", "# add one to each of the inputs"),
         ("examples/plot_x.py:11", "# x is the number of the heads"),

@@ -227,3 +227,36 @@ def test_good_numbers_pass(text):
 def test_numbers_follow_the_spanish_rules():
     found = [f"{name}: {slip}" for name, e in messages() for slip in number_slips(e.msgstr)]
     assert not found, "numbers written against locale/README.md («Numbers»):\n" + "\n".join(found)
+
+
+# -- foreign words ---------------------------------------------------------------------
+
+# English words the Spanish edition keeps, not adapted to Spanish: in italics wherever
+# the prose uses them (RAE), *kernel*, *prompt*; in code font where they name code.
+# Terms the book adopts as Spanish words are written plainly: token, embedding,
+# softmax, dropout, Transformer (locale/README.md, «Terms and foreign words»).
+FOREIGN = re.compile(
+    r"(?<![\w*-])(kernels?|prompts?|one-hot|strides?|logits|broadcasting|feed-forward)(?![\w*-])", re.I
+)
+# Spans where a word is not used in the prose: code, math, roles, «quotes», *italics*.
+NOT_PLAIN = re.compile(
+    r":math:`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$|``.*?``|\{[a-z:-]+\}`[^`]*`|:[a-z:]+:`[^`]*`|`[^`]*`"
+    r"|https?://\S+|«[^»]*»|\*[^*\s][^*]*\*",
+    re.S,
+)
+
+
+def plain_foreign_words(text):
+    return FOREIGN.findall(NOT_PLAIN.sub(" ", text))
+
+
+def test_plain_foreign_words_are_found():
+    assert plain_foreign_words("un kernel fusionado y un prompt de 4 tokens, casi one-hot") == [
+        "kernel", "prompt", "one-hot"]
+    assert not plain_foreign_words(
+        "un *kernel* fusionado, el *prompt*, `stride`, «one-hot», :func:`kernel`, $\\text{kernel}$")
+
+
+def test_foreign_words_are_in_italics():
+    found = [f"{name}: {w!r} in {e.msgstr[:70]!r}" for name, e in messages() for w in plain_foreign_words(e.msgstr)]
+    assert not found, "English words in Spanish prose go in italics (*kernel*):\n" + "\n".join(found)

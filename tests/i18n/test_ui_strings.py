@@ -90,3 +90,75 @@ def test_the_raises_field_is_translated():
     ours = {e.msgid: e.msgstr for e in polib.pofile(str(OURS))}
     assert theirs.get("Raises") != "Excepciones"  # the override is still needed
     assert ours["Raises"] == "Excepciones"
+
+
+# The book speaks to its reader with «tú» (locale/README.md, «Register»); Sphinx's and the
+# theme's Spanish catalogs often use «usted».  Forms that only «usted» writes in an
+# interface: the pronoun, «por favor», «su búsqueda» and the imperatives an interface uses.
+USTED = re.compile(
+    r"\b(usted|ustedes|por favor|su búsqueda|su navegador|haga|active|asegúrese|compruebe|"
+    r"seleccione|introduzca|ingrese|escriba|pulse|intente|utilice|habilite|verifique|consulte|espere)\b",
+    re.I,
+)
+
+
+def template_strings():
+    """Every literal string the HTML templates translate: ``_('…')`` and ``{% trans %}…{% endtrans %}``.
+
+    Ours (``docs/_templates``), Sphinx's basic theme, pydata-sphinx-theme and
+    sphinx-book-theme: whatever the Spanish site can show around the text.
+    """
+    import pydata_sphinx_theme
+    import sphinx_book_theme
+
+    roots = [
+        ROOT / "docs" / "_templates",
+        Path(sphinx.__file__).parent / "themes",
+        Path(pydata_sphinx_theme.__file__).parent / "theme",
+        Path(sphinx_book_theme.__file__).parent / "theme",
+    ]
+    found = set()
+    for root in roots:
+        for path in root.rglob("*.html"):
+            text = path.read_text(encoding="utf-8")
+            found |= {m[2] for m in re.finditer(r"""\b_\(\s*(['"])(.+?)\1\s*[,)]""", text)}
+            found |= {m[1] for m in re.finditer(r"{%-?\s*trans\s*-?%}(.*?){%-?\s*endtrans\s*-?%}", text, re.S)}
+    return found
+
+
+def shown_translations():
+    """``{msgid: Spanish}`` for every interface string: the templates' and the search page's scripts'.
+
+    The translation a reader sees: ours (``sphinx.po``) where we give one, else
+    Sphinx's or the theme's (the order in which Sphinx looks them up).
+    """
+    import pydata_sphinx_theme
+
+    catalogs = [
+        OURS,
+        Path(sphinx.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
+        Path(pydata_sphinx_theme.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
+    ]
+    wanted = template_strings() | set(_messages(SPHINX_JS.read_text(encoding="utf-8"))["messages"])
+    shown = {}
+    for catalog in catalogs:
+        for e in polib.pofile(str(catalog)):
+            if e.msgid in wanted and e.msgid not in shown and "fuzzy" not in e.flags:
+                text = " ".join(e.msgstr_plural.values()) if e.msgid_plural else e.msgstr
+                if text.strip():
+                    shown[e.msgid] = text
+    return shown
+
+
+def test_the_interface_says_tu():
+    shown = shown_translations()
+    assert len(shown) > 40 and "Please activate JavaScript to enable the search functionality." in shown
+    usted = {k: v for k, v in shown.items() if USTED.search(v)}
+    assert not usted, f"interface strings that say «usted» (give the «tú» form in {OURS.name}): {usted}"
+
+
+def test_usted_is_recognised():
+    # The check must be able to fail: Sphinx's own translations of two of these strings.
+    assert USTED.search("Por favor, active JavaScript para habilitar la funcionalidad de búsqueda.")
+    assert USTED.search("Su búsqueda no coincide con ningún documentos.")
+    assert not USTED.search("Activa JavaScript para poder usar la búsqueda. Comprueba que todas las palabras")
