@@ -129,7 +129,7 @@ class KVCache:
             _check_first(k, v)
             _check_same_layer("cache", self.k, k)  # raises ValueError | TypeError
             _check_same_layer("cache", self.v, v)
-        if self.capacity is not None:  # allocated once, written in place (chapter 18)
+        if self.capacity is not None:  # KVCache(capacity=...): _write, in place
             return self._write(k, v)
         self.k = k.clone() if self.k is None else torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_k)
         self.v = v.clone() if self.v is None else torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_v)
