@@ -19,7 +19,7 @@ SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
         test test-fast livehtml clean
 
 help:
-	@echo "make html               both languages: $(BUILDDIR)/html/en and $(BUILDDIR)/html/es"
+	@echo "make html               both languages: the site $(BUILDDIR)/html (en/, es/), from $(BUILDDIR)/html-<lang>"
 	@echo "make html-en            the English book only"
 	@echo "make html-es            the Spanish book only"
 	@echo "make pdf                the book as a PDF, both languages (XeLaTeX; README: PDF and EPUB)"
@@ -39,8 +39,14 @@ help:
 # Spanish build then reuses, so every piece of code runs once per build.
 html: $(addprefix html-,$(LANGUAGES)) root-index
 
+# Each language builds into a tree of its own, $(BUILDDIR)/html-<lang>, so that what
+# myst-nb writes beside its output folder (jupyter_execute: the executed notebooks and
+# their images) lies in $(BUILDDIR), out of the site; the site, $(BUILDDIR)/html, is
+# assembled from copies of the trees.
 $(addprefix html-,$(LANGUAGES)): html-%:
-	$(SPHINX) -b html -D language=$* -d $(BUILDDIR)/doctrees/$* $(SOURCEDIR) $(BUILDDIR)/html/$*
+	$(SPHINX) -b html -D language=$* -d $(BUILDDIR)/doctrees/$* $(SOURCEDIR) $(BUILDDIR)/html-$*
+	@mkdir -p $(BUILDDIR)/html && rm -rf $(BUILDDIR)/html/$*
+	cp -R $(BUILDDIR)/html-$* $(BUILDDIR)/html/$*
 
 root-index:
 	@mkdir -p $(BUILDDIR)/html
@@ -51,19 +57,20 @@ root-index:
 # gallery are shared with make html); every page is written again (-a: one file holds them
 # all, and a change to the build's code alone would leave stale pages in it), and
 # tools/print_check.py fails on a missing glyph or an undefined reference, then copies
-# the file to $(BUILDDIR)/html/<lang>/downloads/.
+# the file to $(BUILDDIR)/html-<lang>/downloads/ (where the landing page looks for it)
+# and to the site, $(BUILDDIR)/html/<lang>/downloads/.
 pdf: $(addprefix pdf-,$(LANGUAGES))
 
 $(addprefix pdf-,$(LANGUAGES)): pdf-%:
 	$(SPHINX) -b latex -D language=$* -d $(BUILDDIR)/doctrees/latex-$* $(SOURCEDIR) $(BUILDDIR)/latex/$*
 	$(MAKE) -C $(BUILDDIR)/latex/$* all-pdf LATEXMKOPTS="-silent"
-	$(PYTHON) tools/print_check.py pdf $(BUILDDIR)/latex/$* $(BUILDDIR)/html/$*/downloads
+	$(PYTHON) tools/print_check.py pdf $(BUILDDIR)/latex/$* $(BUILDDIR)/html-$*/downloads $(BUILDDIR)/html/$*/downloads
 
 epub: $(addprefix epub-,$(LANGUAGES))
 
 $(addprefix epub-,$(LANGUAGES)): epub-%:
 	$(SPHINX) -b epub -a -D language=$* -d $(BUILDDIR)/doctrees/epub-$* $(SOURCEDIR) $(BUILDDIR)/epub/$*
-	$(PYTHON) tools/print_check.py epub $(BUILDDIR)/epub/$* $(BUILDDIR)/html/$*/downloads
+	$(PYTHON) tools/print_check.py epub $(BUILDDIR)/epub/$* $(BUILDDIR)/html-$*/downloads $(BUILDDIR)/html/$*/downloads
 
 # html last: its landing page links the files that exist.
 book: pdf epub

@@ -22,35 +22,21 @@ sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 # The local extensions, and the language list they share with the tests and the Makefile.
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-from book_languages import SOURCE  # noqa: E402
+from book_languages import LANGUAGES, LOCALE, SOURCE  # noqa: E402
+from book_hosting import DESCRIPTION  # noqa: E402
+from book_downloads import file_stem  # noqa: E402
+from book_pages import GENERATED_PAGES  # noqa: E402
 
 # -- Project -------------------------------------------------------------------
-# Configuration values are not messages of any page, so the catalogs never translate
-# them: book_i18n sets these for the language being built (and `project` to the title).
-book_per_language = {
-    "en": {
-        "html_title": "Attention, from scratch",
-        "author": "the attention book authors",
-        "nb_code_prompt_show": "Show code cell {type}",
-        "nb_code_prompt_hide": "Hide code cell {type}",
-        "html_theme_options": {"search_bar_text": "Search…"},
-    },
-    "es": {
-        "html_title": "Atención, desde cero",
-        "author": "los autores de «Atención, desde cero»",
-        "nb_code_prompt_show": "Mostrar la celda de código",
-        "nb_code_prompt_hide": "Ocultar la celda de código",
-        "html_theme_options": {"search_bar_text": "Buscar…"},
-    },
-}
-project = html_title = book_per_language[SOURCE]["html_title"]
-author = book_per_language[SOURCE]["author"]
+# The source language's values; per_language (below) gives each build its own.
+project = html_title = "Attention, from scratch"
+author = "the attention book authors"
 copyright = f"2026, {author}"
 release = "0.1.0"
 version = release
 
 language = SOURCE  # `-D language=es` builds the translation
-locale_dirs = [str(ROOT / "locale")]
+locale_dirs = [str(LOCALE)]
 gettext_compact = False
 gettext_uuid = False
 gettext_location = False  # one catalog per page already says where; line numbers would churn
@@ -65,17 +51,23 @@ extensions = [
     "sphinxcontrib.bibtex",  # the bibliography: docs/references.bib, {cite:t} and {cite:p}
     "book_bibliography",  # docs/_ext: entries and citations without English words
     "book_i18n",  # docs/_ext: what the catalogs cannot translate
-    "book_offline",  # docs/_ext: executed notebooks out of the site
     "book_math",  # docs/_ext/book_math.py: formulas as MathML at build time, the math font
-    "book_site",  # docs/_ext/book_site.py: accessibility, weight, search, hosting
+    "sphinx_sitemap",  # sitemap.xml of each language, with each page's twin (when hosted)
+    "sphinxext.opengraph",  # each page's description and Open Graph tags, from its first text
+    "book_hosting",  # docs/_ext: the language switcher, hreflang twins, the sitemap's URLs, robots.txt
+    "book_a11y",  # docs/_ext: names for the controls the theme and myst-nb leave unnamed
+    "book_images",  # docs/_ext: images with their size, loaded lazily, figures linked to their file
+    "book_alt",  # docs/_ext: alt text of the figures, in the page's language
+    "book_assets",  # docs/_ext: each page loads only the stylesheets it uses, scripts deferred
+    "book_fonts",  # docs/_ext: the theme's icon font cut down to the icons used
     "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
     "book_listings",  # docs/_ext: the package's code shown without its docstrings
     "book_outputs",  # docs/_ext: printed output joined as the code printed it
     "book_explorer",  # docs/_ext: attn.plot.explore's interactive heatmaps on the web pages
-    "translated_ui",  # docs/_ext: search strings, API types, labels in the reader's language
     "translated_downloads",  # docs/_ext: the gallery's downloads with translated text blocks
     "chapter_notebooks",  # docs/_ext: each chapter as a notebook in the page's language, and an archive
     "book_print",  # docs/_ext/book_print.py: the PDF and the EPUB (make pdf, make epub)
+    "book_downloads",  # docs/_ext: the files' names, the landing page's list of them
 ]
 
 templates_path = [str(ROOT / "docs" / "_templates")]
@@ -101,7 +93,9 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_execution_timeout = 600
 nb_merge_streams = True
-# (book_offline writes the executed notebooks next to this cache, out of the site.)
+# myst-nb writes the executed notebooks and their images beside the output folder
+# (<outdir>/../jupyter_execute): the Makefile builds each language into its own tree,
+# _build/html-<lang>, so that folder lies out of the site it assembles in _build/html.
 
 # -- sphinx-gallery ----------------------------------------------------------------
 sphinx_gallery_conf = {
@@ -144,10 +138,22 @@ html_math_renderer = "mathml"
 html_theme = "sphinx_book_theme"
 html_static_path = [str(ROOT / "docs" / "_static")]
 html_css_files = ["book.css"]
+# The .py and .ipynb downloads download when the book is opened from disk too.
+html_js_files = [("book-downloads.js", {"defer": "defer"})]
 html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
 # Where the book is served (Read the Docs tells each build: /en/latest/, /es/latest/).
-# book_site reads it for the language switcher, the hreflang links and the sitemap.
+# book_hosting reads it for the language switcher and the hreflang links, and derives
+# sphinx-sitemap's and sphinxext-opengraph's URLs from it.
 html_baseurl = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
+# sphinx-sitemap: both languages of every page Sphinx does not write itself. Built
+# without html_baseurl (make html) there is no sitemap, which it reports as a warning.
+sitemap_locales = list(LANGUAGES)
+sitemap_excludes = [f"{page}.html" for page in GENERATED_PAGES]
+suppress_warnings = ["sitemap.configuration"]
+# sphinxext-opengraph: the Open Graph tags, each page's description given by book_hosting.
+# No social cards: they render offline (matplotlib, a bundled font), but their text is
+# the extension's own reading of the page, formulas as raw TeX (\sqrt{d_k}).
+ogp_social_cards = {"enable": False}
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
@@ -168,9 +174,9 @@ copybutton_prompt_is_regexp = True
 copybutton_exclude = ".linenos, .gp, .go"
 
 # -- PDF and EPUB: make pdf, make epub (README: "PDF and EPUB") -------------------------
-# book_print names the files per language (attention-from-scratch-en.pdf,
-# atencion-desde-cero-es.epub), prints the toctrees' captions as the book's parts and
-# the folded solutions as titled blocks.
+# per_language (below) names the files after the edition's title (attention-from-scratch-en.pdf,
+# atencion-desde-cero-es.epub); book_print prints the toctrees' captions as the book's
+# parts and the folded solutions as titled blocks.
 latex_engine = "xelatex"  # Unicode text; polyglossia sets the language (Spanish hyphenation)
 latex_elements = {
     "papersize": "a4paper",
@@ -205,3 +211,35 @@ imgmath_font_size = 14
 epub_show_urls = "no"
 epub_css_files = []  # book.css styles the web theme; the EPUB keeps Sphinx's epub theme
 epub_exclude_files = ["search.html"]
+
+
+# -- Per language ----------------------------------------------------------------------
+# The values below differ between the languages, and this file runs before Sphinx
+# applies `-D language=es` (make html-es, Read the Docs): so they are set once the
+# configuration is complete, by the hook below, which reads the language Sphinx will
+# build. Their words come from the one table of the interface's strings,
+# locale/<lang>/LC_MESSAGES/sphinx.po, which Sphinx has loaded by then (`_`). It runs
+# before every other config-inited hook (priority 100), so extensions see this
+# language's values.
+
+
+def per_language(app, config):
+    from sphinx.locale import get_translation
+
+    _ = get_translation("sphinx")
+    config.project = config.html_title = _(html_title)
+    config.author = _(author)
+    config.copyright = f"2026, {config.author}"
+    config.nb_code_prompt_show = _("Show code cell {type}")
+    config.nb_code_prompt_hide = _("Hide code cell {type}")
+    config.html_theme_options = {**config.html_theme_options, "search_bar_text": _("Search…")}
+    # The PDF and the EPUB are named after the edition's title: atencion-desde-cero-es.pdf.
+    stem = file_stem(config.project, config.language)
+    config.latex_documents = [(config.root_doc, f"{stem}.tex", config.project, config.author, "manual")]
+    config.epub_basename = config.epub_identifier = stem
+    config.epub_uid = stem.replace("-", "_")
+    config.epub_description = _(DESCRIPTION)
+
+
+def setup(app):
+    app.connect("config-inited", per_language, priority=100)

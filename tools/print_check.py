@@ -2,14 +2,15 @@
 
 ``make pdf-<lang>`` and ``make epub-<lang>`` run it after Sphinx (and XeLaTeX)::
 
-    python tools/print_check.py pdf _build/latex/en _build/html/en/downloads
-    python tools/print_check.py epub _build/epub/en _build/html/en/downloads
+    python tools/print_check.py pdf _build/latex/en _build/html-en/downloads _build/html/en/downloads
+    python tools/print_check.py epub _build/epub/en _build/html-en/downloads _build/html/en/downloads
 
 XeLaTeX finishes a PDF even when a font has no glyph for a character (it leaves
 a hole and logs "Missing character") or when a reference is undefined (it
 prints "??"). This script reads the LaTeX log and exits with 1, naming what is
-wrong, in either case; otherwise it copies the file into the site's
-``downloads`` folder of its language (the landing page links it there).
+wrong, in either case; otherwise it copies the file into each ``downloads``
+folder given: the language's build tree (where the landing page looks for it)
+and the site.
 """
 
 import re
@@ -43,7 +44,7 @@ def the_file(folder, suffix):
     return found[0]
 
 
-def main(kind, folder, downloads):
+def main(kind, folder, *destinations):
     if kind == "pdf":
         tex = the_file(folder, ".tex")
         pdf = tex.with_suffix(".pdf")
@@ -58,12 +59,13 @@ def main(kind, folder, downloads):
         built = the_file(folder, ".epub")
     else:
         sys.exit(f"print_check: kind must be pdf or epub, not {kind!r}")
-    Path(downloads).mkdir(parents=True, exist_ok=True)
-    shutil.copy2(built, Path(downloads) / built.name)
-    print(f"{built} -> {Path(downloads) / built.name}")
+    for downloads in destinations:
+        Path(downloads).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(built, Path(downloads) / built.name)
+        print(f"{built} -> {Path(downloads) / built.name}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) < 4:
         sys.exit(__doc__)
     main(*sys.argv[1:])

@@ -1,50 +1,28 @@
-"""Two languages from one source: what the catalogs alone cannot translate.
+"""Two languages from one source: what the pages' catalogs cannot translate.
 
-A local Sphinx extension (``extensions`` in ``conf.py``).  The pages are English;
-``-D language=es`` builds the Spanish book from ``locale/es``.  Sphinx translates
-the text of the pages, and each hook below covers one thing it does not reach.
+The pages are English; ``-D language=es`` builds the Spanish book from
+``locale/es``.  Sphinx translates the text of the pages; each hook below covers
+one thing it does not reach, with the words of ``locale/<lang>/LC_MESSAGES/sphinx.po``
+(the ``sphinx`` domain, which Sphinx reads for its templates too).  The templates
+in ``docs/_templates`` translate the theme's labels ("Main", "Page").
 """
 
 import html
+import json
 import re
+from pathlib import Path
 
+import polib
+from book_languages import LOCALE, SOURCE
+from book_text import ancestors, plain_text
 from docutils import nodes
+from sphinx import addnodes
+from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from book_languages import LANGUAGES, OTHER, SOURCE
-from translated_ui import plain_text
-
-
-def per_language_config(app, config):
-    """Set the configuration values that differ between the languages.
-
-    Why: configuration values (the title, the author, myst-nb's "Show code cell"
-    labels, the search field's placeholder) are not messages of any page, so the
-    catalogs never see them, and ``-D language=es`` is applied after ``conf.py``
-    ran.  ``book_per_language`` in ``conf.py`` holds the values; a dict value is
-    merged into the dict the configuration already has.  The project's name is
-    the title, and the copyright line names the translated author.
-    """
-    values = config.book_per_language[config.language or SOURCE]
-    source_author = config.author
-    for name, value in values.items():
-        if isinstance(value, dict):
-            value = {**getattr(config, name), **value}
-        setattr(config, name, value)
-    config.project = config.html_title
-    config.copyright = config.copyright.replace(source_author, config.author)
-
-
-def switcher_context(app, pagename, templatename, context, doctree):
-    """Give ``_templates/lang-switch.html`` this build's language and the other one.
-
-    Why: the theme has no language switcher; the template links the same page
-    in the sibling build (``_build/html/en`` and ``_build/html/es``).
-    """
-    lang = app.config.language or SOURCE
-    context["book_lang"] = lang
-    context["book_other_lang"] = OTHER[lang]
-    context["book_other_lang_name"] = LANGUAGES[OTHER[lang]]
+_ = get_translation("sphinx")
+PREFIX = "Documentation.addTranslations("
 
 
 class DisplayMathIsNotTranslated(SphinxTransform):
@@ -73,17 +51,12 @@ def _replace_inner(pattern, raw, text):
 
 
 def _gallery_summary(env, docname):
-    """The first paragraph of a gallery page, as the reader's language has it.
-
-    As plain text: a tooltip cannot typeset ``:math:`6 \\times 6``` nor follow
-    ``:ref:`ch-02```, so formulas are read as text (``6 × 6``) and references
-    give their target's title.
-    """
+    """The first paragraph of a gallery page, in the reader's language, as plain text (``book_text``)."""
     doctree = env.get_doctree(docname)
     section = next(iter(doctree.findall(nodes.section)), None)
     for child in section.children if section is not None else ():
         if isinstance(child, nodes.paragraph):
-            return re.sub(r"\s+", " ", plain_text(child, env)).strip()
+            return plain_text(child, env)
     return ""
 
 
@@ -119,12 +92,114 @@ def translate_gallery_cards(app, doctree, docname):
             card = name = None
 
 
+def merge_translations_js(text, po):
+    """Sphinx's ``translations.js`` with the translated entries of ``po`` put in.
+
+    Why: the search page's JavaScript takes its strings from ``translations.js``,
+    Sphinx's own catalog, whose Spanish status line is empty.
+    """
+    body = text.strip()
+    if not (body.startswith(PREFIX) and body.endswith(");")):
+        raise ValueError("translations.js: not the Documentation.addTranslations({...}); Sphinx writes")
+    data = json.loads(body[len(PREFIX):-2])
+    nplurals = len(data["messages"].get("Search finished, found one page matching the search query.", [0, 0]))
+    for entry in po:
+        if entry.obsolete or "fuzzy" in entry.flags:
+            continue
+        if entry.msgid_plural:
+            forms = [entry.msgstr_plural[i] for i in sorted(entry.msgstr_plural)]
+            if all(forms):
+                # As many forms as Sphinx's own plural expression for the language picks from.
+                data["messages"][entry.msgid] = (forms + forms[-1:] * nplurals)[:max(nplurals, len(forms))]
+        elif entry.msgstr:
+            data["messages"][entry.msgid] = entry.msgstr
+    return PREFIX + json.dumps(data, ensure_ascii=False, indent=4, sort_keys=True) + ");\n"
+
+
+def _translations_js(app, exception):
+    js = Path(app.outdir, "_static", "translations.js")
+    po = LOCALE / app.config.language / "LC_MESSAGES" / "sphinx.po"
+    if exception is None and app.builder.format == "html" and js.is_file() and po.is_file():
+        js.write_text(merge_translations_js(js.read_text(encoding="utf-8"), polib.pofile(str(po))), encoding="utf-8")
+
+
+# Words of a docstring type that are not Python names: the references Sphinx makes
+# of them lead nowhere, and their text is English.
+TYPE_WORDS = ("optional", "sequence")
+# "list of str": the name is translated when a word follows it.
+TYPE_NOUNS = ("list",)
+FIELD_NAMES = ("Type",)
+DELIMITER = re.compile(r"^(\s*,?\s*)(or|of)(\s*)$")
+
+
+def _set_text(node, text):
+    for child in list(node.findall(nodes.Text)):
+        child.parent.replace(child, nodes.Text(text))
+
+
+def _delimiter(node):
+    """``(before, word, after)`` when ``node`` is the " or "/" of " Sphinx puts between type references."""
+    if isinstance(node, (nodes.Text, addnodes.literal_emphasis, nodes.emphasis)):
+        return DELIMITER.match(node.astext())
+    return None
+
+
+class TranslateTypeWords(SphinxPostTransform):
+    """``torch.Tensor, optional`` -> ``torch.Tensor, opcional`` in a translated API page; "Type" too.
+
+    Why: the types are cross-references built from the English docstring, which a
+    translated message would lose (Sphinx warns of inconsistent references): the
+    words between the references are translated after reading.
+    """
+
+    default_priority = 5  # before the references are resolved (10)
+    formats = ("html",)
+
+    def is_available(self):
+        return super().is_available() and self.config.language != SOURCE
+
+    def run(self, **kwargs):
+        # napoleon's "Attributes" give each attribute a field named "Type", which
+        # Sphinx capitalises but never translates.
+        for name in list(self.document.findall(nodes.field_name)):
+            if name.astext() in FIELD_NAMES and any(isinstance(a, addnodes.desc_content) for a in ancestors(name)):
+                name.children = [nodes.Text(_(name.astext()))]
+        for xref in list(self.document.findall(addnodes.pending_xref)):
+            if xref.get("refdomain") != "py" or not any(isinstance(a, nodes.field_body) for a in ancestors(xref)):
+                continue
+            after = xref.next_node(siblings=True, descend=False, ascend=False)
+            if xref["reftarget"] in TYPE_WORDS:
+                _set_text(xref, _(xref["reftarget"]))
+            elif xref["reftarget"] in TYPE_NOUNS and (m := _delimiter(after)) and m[2] == "of":
+                _set_text(xref, _(xref["reftarget"]))
+            if (m := _delimiter(after)) is not None:
+                text = m[1] + _(m[2]) + m[3]
+                if isinstance(after, nodes.Text):
+                    after.parent.replace(after, nodes.Text(text))
+                else:
+                    _set_text(after, text)
+
+
+
+class TranslateModuleIndexEntries(SphinxTransform):
+    """The index entry ``module; attn.functional`` in the reader's language (Sphinx 9 writes it in English)."""
+
+    default_priority = 500
+
+    def apply(self, **kwargs):
+        if self.config.language == SOURCE:
+            return
+        for node in self.document.findall(addnodes.index):
+            node["entries"] = [
+                (kind, value.replace("module; ", _("module") + "; ", 1) if kind == "pair" else value, *rest)
+                for kind, value, *rest in node["entries"]
+            ]
+
+
 def setup(app):
-    app.add_config_value("book_per_language", {}, "env", dict)
     app.add_transform(DisplayMathIsNotTranslated)
-    # Before the other extensions' config-inited hooks (priority 500), so they see
-    # this language's values.
-    app.connect("config-inited", per_language_config, priority=100)
-    app.connect("html-page-context", switcher_context)
+    app.add_transform(TranslateModuleIndexEntries)
+    app.add_post_transform(TranslateTypeWords)
     app.connect("doctree-resolved", translate_gallery_cards)
+    app.connect("build-finished", _translations_js)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -21,7 +21,7 @@ import html
 import re
 from pathlib import Path
 
-from book_site import write_font_subset
+from book_fonts import write_font_subset
 from docutils import nodes
 from latex2mathml.converter import convert
 from sphinx.errors import ExtensionError

@@ -1,129 +1,40 @@
 """The book to take away: the PDF (XeLaTeX) and the EPUB of each language.
 
-A local Sphinx extension (``extensions`` in ``conf.py``).  ``make pdf`` and
-``make epub`` build them (``README.md``, "PDF and EPUB"); the settings that do
-not depend on the language are in ``conf.py``'s "PDF and EPUB" block.  Each
-hook below does one thing those settings cannot say.
-
-The files are named ``<title>-<lang>``, the title of the language's edition in
-lower case, without accents, words joined by hyphens::
-
-    python docs/_ext/book_print.py "Atención, desde cero" es   # atencion-desde-cero-es
-
-``make pdf`` and ``make epub`` copy them into ``_build/html/<lang>/downloads/``,
-where the landing page's "Take the book away" section links them.
+``make pdf`` and ``make epub`` build them (``README.md``, "PDF and EPUB"); the
+settings that need no code are in ``conf.py`` ("PDF and EPUB", ``per_language``
+for the names).  Each hook below does one thing those settings cannot say.
 """
 
-import os
 import re
 import shutil
-import sys
-import unicodedata
 from pathlib import Path
 
 from docutils import nodes
-from docutils.parsers.rst import directives
+from sphinx.locale import get_translation
 from sphinx.transforms.post_transforms import SphinxPostTransform
-from sphinx.util.docutils import SphinxDirective
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from book_languages import SOURCE  # noqa: E402
-from book_site import TEXT as SITE_TEXT  # noqa: E402 (the pages' meta description)
-
-# Where make pdf / make epub put the files, relative to a language's root in the site.
-DOWNLOADS = "downloads"
-# The archive of the chapters' notebooks that make html writes (docs/_ext/chapter_notebooks.py).
-NOTEBOOKS = "attention-notebooks-{lang}.zip"
-# Read the Docs serves the formats it builds here, on the book's own domain.
-RTD_DOWNLOAD = "/_/downloads/{lang}/{version}/{fmt}/"
-
-# Text this extension writes into pages, per language (no catalog reaches it).
-TEXT = {
-    "en": {
-        "pdf": "The whole book as a PDF, to print or to read offline",
-        "epub": "The whole book as an EPUB, for e-readers",
-        "notebooks": "Every chapter as a Jupyter notebook, all in one archive (.zip)",
-        "missing": "not part of this build: {command} makes it",
-    },
-    "es": {
-        "pdf": "El libro entero en PDF, para imprimirlo o leerlo sin conexión",
-        "epub": "El libro entero en EPUB, para lectores de libros electrónicos",
-        "notebooks": "Cada capítulo como cuaderno de Jupyter, todos en un archivo (.zip)",
-        "missing": "no forma parte de esta compilación: lo genera {command}",
-    },
-}
+_ = get_translation("sphinx")
 
 
-def file_stem(title, lang):
-    """``"Atención, desde cero", "es"`` -> ``"atencion-desde-cero-es"``: the files' name."""
-    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
-    words = re.findall(r"[a-z0-9]+", ascii_title.lower())
-    return "-".join([*words, lang])
+def epub_builder(app):
+    """The EPUB with Sphinx's epub theme alone, a fresh ``_static``, its table of contents in the book's language.
 
-
-def _lang(config):
-    return config.language or SOURCE
-
-
-# -- configuration ------------------------------------------------------------------------
-
-
-def print_config(app, config):
-    """Name and title the PDF and the EPUB of the language being built.
-
-    Why: ``latex_documents``, ``epub_basename`` and the EPUB's description
-    depend on the language's title, which ``book_i18n`` sets when the
-    configuration is read (``-D language=es`` comes after ``conf.py``).
-    Sphinx's defaults would drop the accents of "Atención" and the hyphens.
-    """
-    lang = _lang(config)
-    stem = file_stem(config.project, lang)
-    config.latex_documents = [(config.root_doc, f"{stem}.tex", config.project, config.author, "manual")]
-    config.epub_basename = stem
-    config.epub_description = SITE_TEXT[lang]["description"]
-    config.epub_identifier = stem
-    config.epub_uid = stem.replace("-", "_")
-    # imgmath is loaded for the EPUB alone: the web pages keep html_math_renderer (MathML).
-
-
-def epub_templates(app):
-    """Render the EPUB with Sphinx's epub theme alone, without the site's templates.
-
-    Why: ``docs/_templates/layout.html`` and its siblings extend the web theme
-    (sphinx-book-theme) and import its macros, which the epub theme does not
-    have; ``templates_path`` is one setting for every builder.
+    Why: ``docs/_templates`` extend the web theme and import its macros, which the
+    epub theme lacks, and ``templates_path`` is one setting for every builder; hooks
+    written for the web pages (the EPUB's format is "html") add files to ``_static``
+    after the EPUB packed it; Sphinx titles nav.xhtml and content.opf in English.
     """
     if app.builder.name != "epub":
         return
-    # The EPUB packs every file of its folder, and hooks written for the web pages (the
-    # builder's format is "html") add files to _static after it was packed (the math font,
-    # fonts): a fresh _static, which Sphinx fills again on every build.
+    app.builder.guide_titles = {**app.builder.guide_titles, "toc": _("Table of Contents")}
     shutil.rmtree(Path(app.outdir, "_static"), ignore_errors=True)
     ours = Path(app.confdir, "docs", "_templates").resolve()
     app.config.templates_path = [p for p in app.config.templates_path if Path(p).resolve() != ours]
     app.builder.templates.init(app.builder, app.builder.theme)
 
 
-HREFLANG = re.compile(r'\s*<link rel="alternate" hreflang="[^"]*" href="[^"]*" />')
-
-
-def epub_page_head(app, pagename, templatename, context, doctree):
-    """No links to the other language's web page in an EPUB page's head.
-
-    Why: ``book_site`` gives every page of an HTML-format build its ``hreflang``
-    twin, a file outside the EPUB (after ``book_site``'s hook, priority 600).
-    """
-    if app.builder.name == "epub" and context.get("metatags"):
-        context["metatags"] = HREFLANG.sub("", context["metatags"])
-
-
 def epub_static_before_packing(app, builder):
-    """Write myst-nb's stylesheet before the EPUB is packed, not after.
-
-    Why: myst-nb copies ``mystnb.<hash>.css``, which every page links, when the
-    build has finished (``build-finished``), after the EPUB builder packed its
-    folder: the EPUB would miss it.
-    """
+    """myst-nb's stylesheet, which every page links, written before the EPUB is packed (myst-nb: after)."""
     if builder.name == "epub":
         from myst_nb.sphinx_ext import add_global_html_resources
 
@@ -132,17 +43,9 @@ def epub_static_before_packing(app, builder):
 
 
 def no_contents_caption(app):
-    """Keep "Contents" above the PDF's table of contents.
-
-    Why: Sphinx's LaTeX builder names the table of contents after the caption
-    of the root's first toctree ("Part I: the attention mechanism"); the
-    captions are the book's parts (``book_part`` below), not the contents.
-    """
+    """"Contents" above the PDF's table of contents, not the caption of the first part (LaTeX's default)."""
     if app.builder.name == "latex":
         app.builder.get_contentsname = lambda indexfile: ""
-
-
-# -- the parts of the book ------------------------------------------------------------------
 
 
 class book_part(nodes.Element):  # noqa: N801 (docutils names nodes in lower case)
@@ -150,34 +53,28 @@ class book_part(nodes.Element):  # noqa: N801 (docutils names nodes in lower cas
 
 
 def mark_parts(app, doctree):
-    """Put a ``book_part`` node before each captioned toctree of the root document.
+    """A ``book_part`` before each captioned toctree of the root document.
 
     Why: the LaTeX builder inlines the toctrees' documents as chapters and drops
-    their captions, so the PDF would not show Part I, Part II and the reference
-    part.  Runs after the catalogs translated the captions.
+    their captions: the PDF would have no Part I, Part II, reference part.
     """
     if app.env.docname != app.config.root_doc:
         return
     from sphinx import addnodes
 
     for toctree in list(doctree.findall(addnodes.toctree)):
-        caption = toctree.get("caption")
-        if not caption:
-            continue
-        wrapper = toctree.parent if isinstance(toctree.parent, nodes.compound) else toctree
-        part = book_part(caption=caption, appendix=not toctree.get("numbered"))
-        wrapper.parent.insert(wrapper.parent.index(wrapper), part)
+        if toctree.get("caption"):
+            wrapper = toctree.parent if isinstance(toctree.parent, nodes.compound) else toctree
+            part = book_part(caption=toctree["caption"], appendix=not toctree.get("numbered"))
+            wrapper.parent.insert(wrapper.parent.index(wrapper), part)
 
 
 def visit_part_latex(self, node):
-    """``\\part*`` with the caption, listed in the contents; an unnumbered toctree
-    (the reference pages) opens the appendices."""
+    """``\\part*`` listed in the contents (with its own page's number); the unnumbered part opens the appendices."""
     title = self.encode(node["caption"])
-    if node["appendix"]:
-        self.body.append("\n\\appendix\n")
-    # Listed with the number of the part's own page (the one \\cleardoublepage opens).
     self.body.append(
-        f"\n\\cleardoublepage\\phantomsection\\addcontentsline{{toc}}{{part}}{{{title}}}"
+        ("\n\\appendix\n" if node["appendix"] else "")
+        + f"\n\\cleardoublepage\\phantomsection\\addcontentsline{{toc}}{{part}}{{{title}}}"
         f"\\markboth{{{title}}}{{}}\\part*{{{title}}}\n"
     )
     raise nodes.SkipNode
@@ -187,17 +84,13 @@ def skip(self, node):
     raise nodes.SkipNode
 
 
-# -- solutions and the downloads section in print -----------------------------------------------
-
-
 class OpenSolutions(SphinxPostTransform):
-    """Print each folded solution (a sphinx-design dropdown) as a titled block.
+    """Each folded solution (a sphinx-design dropdown) as a titled block; in the EPUB, folded cells open.
 
     Why: paper cannot unfold anything, and e-readers render ``<details>``
-    unevenly (some hide its content for good).  sphinx-design prints a dropdown
-    in LaTeX as a loose heading; as an admonition it gets the same frame and
-    title as the exercise it answers.  Runs before sphinx-design's own HTML
-    transform (priority 199), for the PDF and the EPUB only.
+    unevenly (some hide its content for good).  As an admonition a solution gets
+    the frame and title of the exercise it answers.  Runs before sphinx-design's
+    and myst-nb's HTML transforms (priority 199).
     """
 
     default_priority = 150
@@ -211,24 +104,9 @@ class OpenSolutions(SphinxPostTransform):
                 heading = children.pop(0)
                 title.extend(heading.children)
                 node["ids"] = node["ids"] + heading.get("ids", [])
-            block = nodes.admonition("", title, *children, ids=node["ids"], classes=["solution"])
-            node.replace_self(block)
-
-
-class ShowHiddenCells(SphinxPostTransform):
-    """Print the code cells the web pages fold (``hide-cell``) open in the EPUB.
-
-    Why: they hold the code that checks a solution; myst-nb folds them in a
-    ``<details>`` (its ``HideInputCells``, priority 199, reads ``hide_mode``)
-    that e-readers render unevenly.  Its LaTeX output already prints them.
-    """
-
-    default_priority = 150
-    builders = ("epub",)
-
-    def run(self, **kwargs):
-        for node in self.document.findall(nodes.container):
-            if node.get("nb_element") == "cell_code" and node.get("hide_mode"):
+            node.replace_self(nodes.admonition("", title, *children, ids=node["ids"], classes=["solution"]))
+        for node in self.document.findall(nodes.container):  # (LaTeX prints hide-cell cells already)
+            if self.app.builder.name == "epub" and node.get("nb_element") == "cell_code" and node.get("hide_mode"):
                 del node["hide_mode"]
 
 
@@ -312,143 +190,17 @@ def epub_math_in_one_run(app, builder):
                 write_svg_depth(path, depth)
 
 
-class downloads_list(nodes.Element):  # noqa: N801
-    """Marks the "Take the book away" section (its list is HTML only)."""
-
-
-class BookDownloads(SphinxDirective):
-    """``{book-downloads}``: links to the PDF, the EPUB and the notebooks' archive.
-
-    Why: the files exist only once ``make pdf``, ``make epub`` (or Read the
-    Docs) built them, and a link must never lead nowhere.  Locally, a file that
-    is not in ``<outdir>/downloads/`` is named without a link, with the command
-    that makes it; on Read the Docs the links go where it serves the formats it
-    builds (``.readthedocs.yaml``: ``formats``).  ``make html`` writes the
-    notebooks' archive itself when ``chapter_notebooks`` is loaded.
-    """
-
-    has_content = False
-    option_spec = {"class": directives.class_option}
-
-    def run(self):
-        entries = download_entries(self.env.app)
-        self.env.book_downloads = [(fmt, href) for fmt, href, _ in entries]
-        text = TEXT[_lang(self.config)]
-        items = nodes.bullet_list()
-        for fmt, href, command in entries:
-            para = nodes.paragraph()
-            if href:
-                para += nodes.reference("", text[fmt], refuri=href, internal=False)
-            else:
-                para += nodes.Text(text[fmt] + " (")
-                before, after = text["missing"].split("{command}")
-                para += [nodes.Text(before), nodes.literal(command, command), nodes.Text(after + ")")]
-            items += nodes.list_item("", para)
-        return [downloads_list("", items, classes=["book-downloads"])]
-
-
-def download_entries(app):
-    """``[(format, href or None, make command)]`` for this language's PDF, EPUB and notebooks."""
-    lang = _lang(app.config)
-    stem = file_stem(app.config.project, lang)
-    hosted = os.environ.get("READTHEDOCS") == "True"
-    entries = []
-    for fmt, name, command in (
-        ("pdf", f"{stem}.pdf", f"make pdf-{lang}"),
-        ("epub", f"{stem}.epub", f"make epub-{lang}"),
-        ("notebooks", NOTEBOOKS.format(lang=lang), "make html"),
-    ):
-        local = f"{DOWNLOADS}/{name}"
-        if hosted and fmt != "notebooks":
-            href = RTD_DOWNLOAD.format(
-                lang=os.environ.get("READTHEDOCS_LANGUAGE", lang),
-                version=os.environ.get("READTHEDOCS_VERSION", "latest"),
-                fmt=fmt,
-            )
-        elif Path(app.outdir, local).is_file():
-            href = local
-        elif fmt == "notebooks":
-            if "chapter_notebooks" not in app.extensions:
-                continue  # no build of this checkout writes it
-            href = local  # written at the end of this very build
-        else:
-            href = None
-        entries.append((fmt, href, command))
-    return entries
-
-
-def downloads_changed(app, env, added, changed, removed):
-    """Read the landing page again when a download appeared or went away since it was read."""
-    if app.builder.format != "html" or app.builder.name == "epub":
-        return []
-    seen = getattr(env, "book_downloads", None)
-    if seen is None:
-        return []
-    now = [(fmt, href) for fmt, href, _ in download_entries(app)]
-    return [app.config.root_doc] if now != seen else []
-
-
-def visit_downloads(self, node):
-    pass
-
-
-def depart_downloads(self, node):
-    pass
-
-
-class NoDownloadsInPrint(SphinxPostTransform):
-    """Drop the "Take the book away" section from the PDF and the EPUB.
-
-    Why: it links files next to the web pages; inside the book itself it would
-    only offer the book again.
-    """
-
-    default_priority = 150
-    builders = ("latex", "epub")
-
-    def run(self, **kwargs):
-        for node in list(self.document.findall(downloads_list)):
-            section = node.parent
-            while section is not None and not isinstance(section, nodes.section):
-                section = section.parent
-            (section or node).parent.remove(section or node)
-
-
 def setup(app):
     # The EPUB's mathematics as images (imgmath, conf.py): many e-readers draw no MathML.
     # Sphinx looks up `<builder>_math_renderer` before `html_math_renderer`.
     app.add_config_value("epub_math_renderer", None, "env", str)
     app.setup_extension("sphinx.ext.imgmath")
-    app.connect("config-inited", print_config)  # after book_i18n's (priority 100)
     app.connect("builder-inited", no_contents_caption)
-    app.connect("builder-inited", epub_templates)
+    app.connect("builder-inited", epub_builder)
     app.connect("doctree-read", mark_parts)
-    app.connect("env-get-outdated", downloads_changed)
     app.connect("write-started", epub_math_in_one_run)
     app.connect("write-started", epub_static_before_packing)
-    app.connect("html-page-context", epub_page_head, priority=700)
-    app.add_node(
-        book_part,
-        html=(skip, None),
-        latex=(visit_part_latex, None),
-        text=(skip, None),
-        man=(skip, None),
-        texinfo=(skip, None),
-    )
-    app.add_node(
-        downloads_list,
-        html=(visit_downloads, depart_downloads),
-        latex=(skip, None),
-        text=(visit_downloads, depart_downloads),
-        man=(visit_downloads, depart_downloads),
-        texinfo=(visit_downloads, depart_downloads),
-    )
-    app.add_directive("book-downloads", BookDownloads)
+    app.add_node(book_part, html=(skip, None), latex=(visit_part_latex, None), text=(skip, None),
+                 man=(skip, None), texinfo=(skip, None))
     app.add_post_transform(OpenSolutions)
-    app.add_post_transform(ShowHiddenCells)
-    app.add_post_transform(NoDownloadsInPrint)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
-
-
-if __name__ == "__main__":
-    print(file_stem(sys.argv[1], sys.argv[2]))

@@ -1,23 +1,17 @@
 """Every chapter as a Jupyter notebook in the reader's language, and one archive of all.
 
-A local Sphinx extension (``extensions`` in ``conf.py``).  After each HTML build
-it writes, for every chapter (a MyST notebook of ``docs/chapters/``):
-
-- ``<outdir>/downloads/notebooks/<chapter>.ipynb``: the chapter's code cells
-  with the outputs of this build (from myst-nb's execution cache, the outputs
-  the page shows), and its text as plain Jupyter Markdown in the build's
-  language: each paragraph, title, list item and table cell is replaced by its
-  translation in the page's catalog (``locale/<lang>/LC_MESSAGES/<page>.po``,
-  the messages Sphinx extracted from the page, with the lookup of
-  ``translated_downloads.py``), then MyST's own syntax is written the way plain
-  Jupyter reads it (roles as text, citations as links to the cited works
-  (``book_bibliography.citation_text``), admonitions as quotes, solutions as
-  ``<details>``, ``literalinclude`` as the code the page shows: what Sphinx
-  includes, without docstrings, as ``book_listings.py`` shows it);
-- ``<outdir>/downloads/attention-notebooks-<lang>.zip``: those notebooks and
-  the gallery's (``_downloads``, already translated by ``translated_downloads``).
-
-Each chapter page gets a download button (``_templates/chapter-notebook.html``).
+Why: readers run a chapter in their own Jupyter; myst-nb keeps only the English
+source and an executed copy in MyST, without outputs when they came from the
+cache, and sphinx-gallery offers only the gallery's notebooks.  After each HTML
+build this writes ``<outdir>/downloads/notebooks/<chapter>.ipynb``: the code cells
+with this build's outputs (myst-nb's cache), the text as plain Jupyter Markdown in
+the build's language (each paragraph, title, list item and table cell looked up in
+the page's catalog, as Sphinx extracted it; roles as the page's words, citations as
+links to the cited works (``book_bibliography.citation_text``), admonitions
+as quotes, solutions as ``<details>``, ``literalinclude`` as the code the page
+shows), and the archive of those and the gallery's notebooks, named as the PDF is
+(``book_downloads``).  Each chapter page gets a button
+(``_templates/chapter-notebook.html``).
 
 ``python docs/_ext/chapter_notebooks.py es docs/chapters/05_causal_attention.md``
 prints the Spanish text cells of a chapter, and what found no translation.
@@ -36,9 +30,12 @@ from sphinx.locale import admonitionlabels, get_translation
 from sphinx.util import logging
 
 from book_bibliography import citation_text, load_entries
+from book_languages import SOURCE, catalog
 from book_listings import strip_docstrings
 from book_outputs import coalesce_streams
-from translated_downloads import load_catalog, lookup
+from book_downloads import DOWNLOADS, archive_stem
+from book_text import resolve_roles
+from translated_downloads import lookup, write_download
 
 _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
@@ -46,24 +43,9 @@ logger = logging.getLogger(__name__)
 # The pages that become notebooks (page names), where they go (under the outdir).
 PAGES = re.compile(r"^chapters/")
 NOTEBOOKS = "downloads/notebooks"
-ARCHIVE = "downloads/attention-notebooks-{lang}.zip"
 GALLERY_FOLDER = "gallery"
 # Fixed file times in the archive: the same notebooks give the same bytes.
 ZIP_TIME = (2026, 1, 1, 0, 0, 0)
-
-# Text this extension adds to every notebook (translated by locale/<lang>/LC_MESSAGES/sphinx.po).
-ABOUT = (
-    "This notebook is the chapter “{title}” of the book *{book}*, with the outputs "
-    "printed when the book was built."
-)
-ABOUT_ONLINE = "The chapter online: {url}"
-INSTALL = (
-    "It needs the book's package `attn`, with PyTorch and matplotlib. Clone the "
-    "book's repository and, in its folder, run `pip install -r requirements.txt`: "
-    "it installs them, `attn` in editable mode (`pip install -e .`). Then open "
-    "this notebook in Jupyter and run its cells in order."
-)
-BUTTON = "Download this chapter as a Jupyter notebook"
 
 # Code-cell tags (myst-nb's) and what they mean in a notebook: removed cells are left
 # out, as on the page; hidden parts are folded in JupyterLab (``jupyter`` metadata).
@@ -74,9 +56,6 @@ HIDDEN = {
     "remove-input": {"source_hidden": True},
 }
 
-ROLE = re.compile(r"\{(?P<name>[a-z]+(?::[a-z]+)*)\}`(?P<text>[^`]*)`")
-TITLED = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
-PY_ROLES = {"func", "class", "meth", "mod", "attr", "obj", "data", "exc", "const", "any"}
 ADMONITIONS = {
     "note", "important", "tip", "hint", "warning", "caution", "attention", "danger", "error", "seealso",
 }
@@ -108,8 +87,6 @@ class Converter:
         self.missing = []
         self._bibliography = None
 
-    # -- text ---------------------------------------------------------------------
-
     def text(self, source):
         """One element's text (a paragraph, a title, a cell): translated, then plain."""
         key = source.replace("\n", " ").strip()
@@ -118,35 +95,14 @@ class Converter:
         return self.inline(key)
 
     def inline(self, text):
-        """MyST's roles as the words the page shows."""
-        return ROLE.sub(self._role, text)
+        """MyST's roles as the words the page shows (``book_text.resolve_roles``), citations as links."""
+        return resolve_roles(text, self.ref_title, cite=self.cite)
 
     def cite(self, role, content):
         """``{cite:t}`key``` as the page writes it, each work a link to itself (DOI, arXiv, ...)."""
         if self._bibliography is None:
             self._bibliography = load_entries()
         return citation_text(self._bibliography, role, content, link=lambda shown, url: f"[{shown}]({url})")
-
-    def _role(self, match):
-        name, content = match["name"].split(":")[-1], match["text"]
-        if match["name"].startswith("cite:"):
-            return self.cite(name, content)
-        titled = TITLED.match(content)
-        if name in ("ref", "numref", "doc"):
-            if titled:
-                return titled["text"]
-            return self.ref_title(content, name)
-        if name == "math":
-            return f"${content}$"
-        if name in PY_ROLES:
-            target = titled["text"] if titled else content
-            if target.startswith("~"):
-                target = target[1:].rsplit(".", 1)[-1]
-            return f"`{target}`"
-        # term, abbr and the like: the text as written
-        return titled["text"] if titled else content
-
-    # -- blocks -------------------------------------------------------------------
 
     def convert(self, source, line_offset=0):
         """A MyST Markdown text as plain Jupyter Markdown."""
@@ -339,10 +295,18 @@ def build_notebook(executed, converter, intro, number=None):
 
 def intro_text(title, book, url):
     """The first cell: where the chapter comes from, and what it needs to run."""
-    lines = [_(ABOUT).format(title=title, book=book)]
+    lines = [_(
+        "This notebook is the chapter “{title}” of the book *{book}*, with the outputs "
+        "printed when the book was built."
+    ).format(title=title, book=book)]
     if url:
-        lines += ["", _(ABOUT_ONLINE).format(url=f"<{url}>")]
-    return "\n".join(lines + ["", _(INSTALL)])
+        lines += ["", _("The chapter online: {url}").format(url=f"<{url}>")]
+    return "\n".join(lines + ["", _(
+        "It needs the book's package `attn`, with PyTorch and matplotlib. Clone the "
+        "book's repository and, in its folder, run `pip install -r requirements.txt`: "
+        "it installs them, `attn` in editable mode (`pip install -e .`). Then open "
+        "this notebook in Jupyter and run its cells in order."
+    )])
 
 
 # -- Sphinx -----------------------------------------------------------------------
@@ -351,15 +315,6 @@ def intro_text(title, book, url):
 def notebook_name(docname):
     """The notebook's file name for a page: ``chapters/05_causal_attention`` -> ``05_causal_attention.ipynb``."""
     return PurePosixPath(docname).name + ".ipynb"
-
-
-def _catalog(app, docname):
-    lang = app.config.language or "en"
-    for folder in app.config.locale_dirs:
-        po = Path(app.confdir, folder, lang, "LC_MESSAGES", docname + ".po")
-        if po.is_file():
-            return load_catalog(po)
-    return {}
 
 
 def _ref_title(app):
@@ -415,13 +370,13 @@ def chapter_notebook(app, docname, translate=True):
             type="chapter_notebooks",
         )
         executed = page
-    lang = app.config.language or "en"
+    lang = app.config.language
     converter = Converter(
         md_parser(env.myst_config),
-        _catalog(app, docname) if lang != "en" else {},
+        catalog(lang, docname),
         _ref_title(app),
         _include(app, docname),
-        translate=translate and lang != "en",
+        translate=translate and lang != SOURCE,
     )
     title = env.titles[docname].astext()
     url = f"{app.config.html_baseurl.rstrip('/')}/{docname}.html" if app.config.html_baseurl else ""
@@ -436,17 +391,9 @@ def chapter_pages(app):
 
 
 def write_notebooks(app, exception):
-    """Write each chapter's notebook and the archive of all notebooks of this language.
-
-    Why: readers run a chapter in their own Jupyter; myst-nb keeps only the
-    English source and an executed copy with MyST syntax and no outputs when
-    they came from the cache, and sphinx-gallery offers only the gallery's
-    notebooks.  Runs after ``translated_downloads`` (priority), whose Spanish
-    gallery notebooks go into the archive.
-    """
+    """Each chapter's notebook, then the archive (after ``translated_downloads``: the gallery's go in)."""
     if exception is not None or app.builder.name != "html":  # not epub, whose format is html too
         return
-    lang = app.config.language or "en"
     out = Path(app.outdir, NOTEBOOKS)
     out.mkdir(parents=True, exist_ok=True)
     files = {}
@@ -456,13 +403,11 @@ def write_notebooks(app, exception):
             logger.info(f"chapter_notebooks: {docname}: no translation: {key[:80]}")
         name = notebook_name(docname)
         text = nbformat.writes(nb) + "\n"
-        path = out / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
+        write_download(out / name, text)
         files[f"chapters/{name}"] = text.encode("utf-8")
     for path in sorted(Path(app.outdir, "_downloads").glob("*/*.ipynb")):
         files[f"{GALLERY_FOLDER}/{path.name}"] = path.read_bytes()
-    root = Path(ARCHIVE.format(lang=lang)).stem
+    root = archive_stem(app.config.project, app.config.language)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in sorted(files.items()):
@@ -470,7 +415,7 @@ def write_notebooks(app, exception):
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
-    Path(app.outdir, ARCHIVE.format(lang=lang)).write_bytes(buffer.getvalue())
+    Path(app.outdir, DOWNLOADS, f"{root}.zip").write_bytes(buffer.getvalue())
 
 
 def button_context(app, pagename, templatename, context, doctree):
@@ -482,7 +427,7 @@ def button_context(app, pagename, templatename, context, doctree):
     if app.builder.name == "html" and PAGES.match(pagename) and pagename in app.env.found_docs:
         up = "../" * pagename.count("/")
         context["book_notebook_href"] = f"{up}{NOTEBOOKS}/{notebook_name(pagename)}"
-        context["book_notebook_label"] = _(BUTTON)
+        context["book_notebook_label"] = _("Download this chapter as a Jupyter notebook")
 
 
 def setup(app):
@@ -509,10 +454,9 @@ def text_cells(lang, path):
     )
     md_config = MdParserConfig(enable_extensions=set(extensions))
     page = Path(path).resolve().relative_to(root / "docs").with_suffix("").as_posix()
-    catalog = load_catalog(root / "locale" / lang / "LC_MESSAGES" / f"{page}.po") if lang != "en" else {}
     converter = Converter(
-        md_parser(md_config), catalog, lambda target, role: target,
-        lambda argument, options, line: (f"# {argument}", "python"), translate=lang != "en",
+        md_parser(md_config), catalog(lang, page), lambda target, role: target,
+        lambda argument, options, line: (f"# {argument}", "python"), translate=lang != SOURCE,
     )
     nb = read_myst_markdown_notebook(Path(path).read_text(encoding="utf-8"), config=md_config)
     texts = [converter.convert(cell.source) for cell in nb.cells if cell.cell_type == "markdown"]

@@ -29,6 +29,7 @@ External links are never requested: they are listed in
 import ast
 import io
 import json
+import os
 import re
 import time
 import zipfile
@@ -38,6 +39,7 @@ from urllib.parse import urlsplit
 import polib
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from book_text import ROLE
 from playwright import sync_api
 
 from site_pages import (
@@ -48,6 +50,7 @@ from site_pages import (
     OTHER,
     PAGES,
     ROOT,
+    WRITTEN_PAGES,
     SiteServer,
     built_pages,
     check_links,
@@ -359,7 +362,7 @@ JS_FONTS = """async () => {
 
 
 def _check_icons(page):
-    """The theme's icons come from the cut-down font (book_site), never the whole 115 KB one."""
+    """The theme's icons come from the cut-down font (book_fonts), never the whole 115 KB one."""
     fonts = page.evaluate(JS_FONTS)
     problems = []
     if "fa-solid-900.woff2" in fonts:
@@ -501,7 +504,7 @@ def test_search_finds(server, context, lang, term, expected):
 # What the search page says when it has finished, per language: Sphinx 9.0's own
 # Spanish catalog leaves the status line empty and words the no-results message
 # with errors and *usted*; locale/es/LC_MESSAGES/sphinx.po replaces both
-# (docs/_ext/translated_ui.py puts them into _static/translations.js).
+# (docs/_ext/book_i18n.py puts them into _static/translations.js).
 SEARCH_STATUS = {
     "en": {
         "found": r"Search finished, found (one page|\d+ pages) matching the search query\.",
@@ -553,18 +556,16 @@ def _check_download_language(where, text, script, lang):
 
 def _check_script_download(where, text, script, lang):
     source = script.read_text(encoding="utf-8")
-    if lang == "en":
-        assert text == source, f"{where} is not {script.relative_to(ROOT)}"
-        return
     _check_download_language(where, text, script, lang)
-    # Same program: only the docstring and the comments may differ.
+    # Same program: only the docstring and the comments may differ; no role left as markup.
     def program(t):
         module = ast.parse(t)
         return ast.dump(ast.Module(body=module.body[1:], type_ignores=[]))
     assert program(text) == program(source), f"{where}: the code differs from {script.name}"
+    assert not ROLE.search(text), f"{where}: role markup left: {ROLE.search(text)[0]}"
     catalog = ROOT / "locale" / lang / "LC_MESSAGES" / GALLERY / f"{script.stem}.po"
-    translated = {e.msgid: e.msgstr for e in polib.pofile(str(catalog))}
-    expected = translated[_title(source)]
+    translated = {e.msgid: e.msgstr for e in polib.pofile(str(catalog))} if lang != LANGS[0] else {}
+    expected = translated.get(_title(source), _title(source))
     assert _title(text) == expected, f"{where}: the title is {_title(text)!r}, not {expected!r}"
 
 
@@ -860,8 +861,9 @@ HOSTED_PAGES = ["index", CHAPTERS[0] if CHAPTERS else "api", EXAMPLE_PAGES[0] if
 def hosted(site, tmp_path_factory):
     """The book built as Read the Docs builds it, laid out as it serves it.
 
-    Each language is built on its own with ``html_baseurl`` set to its URL (what
-    ``READTHEDOCS_CANONICAL_URL`` gives ``conf.py``), into ``<root>/<lang>/latest``.
+    Each language is built on its own with ``READTHEDOCS_CANONICAL_URL`` set to its
+    URL, as Read the Docs sets it (``conf.py`` makes it ``html_baseurl``), into
+    ``<root>/<lang>/latest``.
     The build reuses a copy of the doctrees of ``make html``: only the pages are written.
     """
     import shutil
@@ -874,9 +876,9 @@ def hosted(site, tmp_path_factory):
         shutil.copytree(ROOT / "_build" / "doctrees" / lang, doctrees)
         proc = subprocess.run(
             [sys.executable, "-m", "sphinx", "-c", ".", "-q", "-W", "--keep-going", "-b", "html",
-             "-D", f"language={lang}", "-D", f"html_baseurl={HOSTED_BASE.format(lang=lang)}",
-             "-d", str(doctrees), "docs", str(root / lang / "latest")],
+             "-D", f"language={lang}", "-d", str(doctrees), "docs", str(root / lang / "latest")],
             cwd=ROOT, capture_output=True, text=True,
+            env={**os.environ, "READTHEDOCS_CANONICAL_URL": HOSTED_BASE.format(lang=lang)},
         )
         assert proc.returncode == 0, f"hosted build ({lang}) failed:\n{proc.stderr[-4000:]}"
     with SiteServer(root, gzip=True) as srv:
@@ -907,10 +909,46 @@ def test_hosted_switcher_and_twins(hosted, browser, lang):
             page.close()
     finally:
         ctx.close()
-    # A sitemap per language, each page with its twin.
+    # A sitemap per language (sphinx-sitemap), each page with its twin, none of Sphinx's own pages.
+    base = HOSTED_BASE.format(lang=lang)
     sitemap = (root / lang / "latest" / "sitemap.xml").read_text(encoding="utf-8")
-    for name in PAGES:
-        if name in ("search", "genindex", "py-modindex"):
-            continue
-        assert f"<loc>{HOSTED_BASE.format(lang=lang)}{name}.html</loc>" in sitemap, f"{name} not in the {lang} sitemap"
-        assert f'hreflang="{other}" href="{HOSTED_BASE.format(lang=other)}{name}.html"' in sitemap
+    locs = re.findall(r"<loc>([^<]*)</loc>", sitemap)
+    assert sorted(locs) == sorted(f"{base}{name}.html" for name in WRITTEN_PAGES), f"{lang} sitemap: {locs}"
+    for name in WRITTEN_PAGES:
+        for code in LANGS:
+            assert f'hreflang="{code}" href="{HOSTED_BASE.format(lang=code)}{name}.html"' in sitemap, (lang, name, code)
+    # robots.txt names it; Open Graph's page URLs are absolute.
+    robots = (root / lang / "latest" / "robots.txt").read_text(encoding="utf-8")
+    assert f"Sitemap: {base}sitemap.xml" in robots.splitlines(), robots
+    chapter = parse(root / lang / "latest" / f"{HOSTED_PAGES[1]}.html")
+    assert chapter.select_one('meta[property="og:url"]')["content"] == f"{base}{HOSTED_PAGES[1]}.html"
+
+
+# -- downloads opened from disk ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_downloads_download_from_disk(site, browser, lang):
+    # From file:// browsers ignore the `download` attribute and show a .py or an .ipynb as
+    # text; book-downloads.js saves the file from its .js twin instead (translated_downloads).
+    example, chapter = EXAMPLE_PAGES[0], CHAPTERS[0]
+    ctx = browser.new_context(accept_downloads=True)
+    try:
+        for name, selector in (
+            (example, ".sphx-glr-download-python a"),
+            (example, ".sphx-glr-download-jupyter a"),
+            (chapter, "a.book-notebook"),
+        ):
+            page = ctx.new_page()
+            path = site / lang / f"{name}.html"
+            page.goto(path.as_uri())
+            href = page.get_attribute(selector, "href")
+            with page.expect_download(timeout=TIMEOUT_MS) as info:
+                page.click(selector)
+            saved = Path(info.value.path())
+            assert info.value.suggested_filename == Path(href).name, (info.value.suggested_filename, href)
+            assert saved.read_bytes() == (path.parent / href).resolve().read_bytes(), f"{lang}/{name}: {href} differs"
+            assert page.url == path.as_uri(), f"{lang}/{name}: the page left for {page.url}"
+            page.close()
+    finally:
+        ctx.close()

@@ -5,10 +5,12 @@ browser suite (``test_browser.py``) then looks at the same site as a reader.
 """
 
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from book_text import ROLE
 from bs4.element import PreformattedString
 from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, OTHER, WRITTEN_PAGES, built_pages, page_soup, parse
 
@@ -327,3 +329,42 @@ def test_every_listing_is_found(site_dir):
     # Guards the selector: chapters 2 to 15 show about 30 listings between them.
     found = sum(len(listings(page_soup(site_dir, "en", c))) for c in CHAPTERS)
     assert found >= 25, found
+
+
+# -- the downloads: no markup a reader would see as it is ------------------------------------
+
+LABEL = re.compile(r"\bch-\d\d\b")
+
+
+def download_texts(site, lang):
+    """``(where, text)`` of each download of ``lang``: gallery scripts and notebooks, chapter
+    notebooks, and every member of the archives."""
+    base = site / lang
+    for path in sorted([*base.glob("_downloads/*/*"), *base.glob("downloads/**/*")]):
+        where = path.relative_to(site).as_posix()
+        if path.suffix in (".py", ".ipynb"):
+            yield where, path.read_text(encoding="utf-8")
+        elif path.suffix == ".zip":
+            with zipfile.ZipFile(path) as archive:
+                for name in archive.namelist():
+                    yield f"{where}:{name}", archive.read(name).decode("utf-8")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_downloads_show_no_markup(site_dir, lang):
+    # Roles (:ref:`ch-13`, :class:`attn.KVCache`, {term}`...`) and reference labels are the
+    # page's words in every download (docs/_ext/book_text.py: resolve_roles).
+    assert ROLE.search(":ref:`ch-13`") and ROLE.search("{term}`query`") and LABEL.search("Acompaña al `ch-15`.")
+    texts = list(download_texts(site_dir, lang))
+    kinds = {Path(where.split(":")[-1]).suffix for where, _ in texts}
+    assert {".py", ".ipynb"} <= kinds and len(texts) >= 2 * len(EXAMPLE_PAGES) + len(CHAPTERS), (kinds, len(texts))
+    left = [f"{where}: {m[0]}" for where, text in texts for m in [ROLE.search(text) or LABEL.search(text)] if m]
+    assert not left, f"{lang}: markup left in {len(left)} download(s): {left[:5]}"
+
+
+def test_api_tooltips_are_in_the_page_language(site_dir):
+    # Sphinx's tooltip of a signature's "*" (keyword-only parameters), translated by sphinx.po.
+    english = "Keyword-only parameters separator (PEP 3102)"
+    titles = {lang: [a["title"] for a in page_soup(site_dir, lang, "api").select("abbr[title*='PEP 3102']")] for lang in LANGS}
+    assert titles["en"] and set(titles["en"]) == {english}, titles["en"][:2]
+    assert len(titles["es"]) == len(titles["en"]) and english not in titles["es"], titles["es"][:2]

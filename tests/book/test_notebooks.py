@@ -1,7 +1,7 @@
 """The book to take away: each chapter as a Jupyter notebook, in the page's language.
 
 ``docs/_ext/chapter_notebooks.py`` writes ``<lang>/downloads/notebooks/<chapter>.ipynb``
-and ``<lang>/downloads/attention-notebooks-<lang>.zip`` after each build; each chapter
+and ``<lang>/downloads/<notebooks>-<title>-<lang>.zip`` after each build; each chapter
 page links its notebook from the article header.  These checks read what ``make
 html`` wrote (see ``conftest.py``), and run one downloaded notebook in a kernel of
 its own, outside the book.
@@ -19,7 +19,8 @@ import polib
 import pytest
 from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, ROOT, page_soup
 
-ARCHIVE = "downloads/attention-notebooks-{lang}.zip"
+# The archive is named as the PDF and the EPUB are, after the edition's title.
+ARCHIVE = {"en": "notebooks-attention-from-scratch-en", "es": "cuadernos-atencion-desde-cero-es"}
 BUTTON = {"en": "Download this chapter as a Jupyter notebook"}
 SPHINX_PO = ROOT / "locale" / "es" / "LC_MESSAGES" / "sphinx.po"
 BUTTON["es"] = next(e.msgstr for e in polib.pofile(str(SPHINX_PO)) if e.msgid == BUTTON["en"])
@@ -221,9 +222,9 @@ def test_only_chapters_have_the_button(site_dir, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_archive_holds_every_notebook(site_dir, lang):
-    path = site_dir / lang / ARCHIVE.format(lang=lang)
+    path = site_dir / lang / "downloads" / f"{ARCHIVE[lang]}.zip"
     assert path.is_file(), f"{path.relative_to(site_dir)} was not written"
-    root = f"attention-notebooks-{lang}"
+    root = ARCHIVE[lang]
     with zipfile.ZipFile(path) as archive:
         names = set(archive.namelist())
         chapters = {f"{root}/chapters/{PurePosixPath(c).name}.ipynb" for c in CHAPTERS}

@@ -2,7 +2,8 @@
 
 Static checks on the pages ``make html`` wrote (see ``conftest.py``); the
 browser suite (``test_browser.py``) runs axe-core and measures the same pages.
-Hooks in ``docs/_ext/book_site.py`` produce what is checked here.
+Hooks in ``docs/_ext/`` (``book_hosting``, ``book_alt``, ``book_a11y``, ``book_images``,
+``book_assets``) produce what is checked here.
 """
 
 import re

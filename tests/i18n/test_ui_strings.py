@@ -1,10 +1,12 @@
 """The interface strings of the Spanish site that no page's catalog holds.
 
 ``locale/es/LC_MESSAGES/sphinx.po`` overrides Sphinx's and the theme's own
-Spanish strings; ``docs/_ext/translated_ui.py`` carries the search page's into
-``_static/translations.js``.  These checks need no build.
+Spanish strings and holds the words the build itself writes (``_()`` in
+``conf.py`` and ``docs/_ext``); ``docs/_ext/book_i18n.py`` carries the search
+page's into ``_static/translations.js``.  These checks need no build.
 """
 
+import ast
 import json
 import re
 import sys
@@ -15,7 +17,7 @@ import sphinx
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-from translated_ui import PREFIX, merge_translations_js  # noqa: E402
+from book_i18n import PREFIX, merge_translations_js  # noqa: E402
 
 OURS = ROOT / "locale" / "es" / "LC_MESSAGES" / "sphinx.po"
 SPHINX_JS = Path(sphinx.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.js"
@@ -61,10 +63,8 @@ def test_our_plural_forms_are_sphinx_ones():
     assert plural_expr.replace(" ", "") in ours.replace(" ", ""), (ours, plural_expr)
 
 
-def test_every_template_string_has_a_spanish_translation():
-    # The strings our templates pass to _() are translated by sphinx.po, or by
-    # Sphinx's or the theme's own Spanish catalogs (make update-po never touches
-    # sphinx.po, so a new template string must be added to it by hand).
+def _translated():
+    """The messages translated by sphinx.po, or by Sphinx's or the theme's own Spanish catalogs."""
     import pydata_sphinx_theme
 
     catalogs = [
@@ -72,7 +72,14 @@ def test_every_template_string_has_a_spanish_translation():
         Path(sphinx.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
         Path(pydata_sphinx_theme.__file__).parent / "locale" / "es" / "LC_MESSAGES" / "sphinx.po",
     ]
-    known = {e.msgid for c in catalogs for e in polib.pofile(str(c)) if e.msgstr and "fuzzy" not in e.flags}
+    return {e.msgid for c in catalogs for e in polib.pofile(str(c)) if e.msgstr and "fuzzy" not in e.flags}
+
+
+def test_every_template_string_has_a_spanish_translation():
+    # The strings our templates pass to _() are translated by sphinx.po, or by
+    # Sphinx's or the theme's own Spanish catalogs (make update-po never touches
+    # sphinx.po, so a new template string must be added to it by hand).
+    known = _translated()
     strings = {
         m.group(2)
         for path in (ROOT / "docs" / "_templates").glob("*.html")
@@ -81,6 +88,45 @@ def test_every_template_string_has_a_spanish_translation():
     assert {"Main", "Page"} <= strings, strings
     missing = sorted(strings - known)
     assert not missing, f"template strings with no Spanish translation (add them to {OURS.name}): {missing}"
+
+
+def _python_strings(path):
+    """The literal strings ``path`` (Python) passes to ``_()``, constants named by it included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    constants = {
+        target.id: node.value.value for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_" and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.add(arg.value)
+            elif isinstance(arg, ast.Name) and isinstance(constants.get(arg.id), str):
+                found.add(constants[arg.id])
+    return found
+
+
+def test_every_string_the_build_writes_has_a_spanish_translation():
+    # The build's own words (conf.py's title, the landing page's downloads, the notebooks'
+    # first cell, alt texts) are one table: sphinx.po.  Names such as "optional" are
+    # passed as variables and checked by the tests of what they translate.
+    strings = set().union(*(_python_strings(p) for p in [ROOT / "conf.py", *(ROOT / "docs" / "_ext").glob("*.py")]))
+    assert {"Attention, from scratch", "Table of Contents", "notebooks"} <= strings, sorted(strings)
+    missing = sorted(strings - _translated())
+    assert not missing, f"strings of the build with no Spanish translation (add them to {OURS.name}): {missing}"
+
+
+def test_python_strings_finds_strings():
+    # The check itself must be able to fail.
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "x.py")
+        path.write_text('T = TITLE = "A"\nx = _("B") + _(TITLE) + _(name) + f(_("C").format(y=1))\n', encoding="utf-8")
+        assert _python_strings(path) == {"A", "B", "C"}
 
 
 def test_the_raises_field_is_translated():

@@ -1,0 +1,55 @@
+"""What a page loads before it is shown: only what it uses, nothing that can wait.
+
+Why: each stylesheet and each script without ``defer`` in ``<head>`` holds the
+first paint until it has arrived, a round trip each on a phone's network
+(Lighthouse's "render-blocking resources"), and extensions add theirs to every
+page.  ``tools/lighthouse.py`` measures the result; the browser tests check it.
+"""
+
+# Scripts that act on DOMContentLoaded or on a click.  documentation_options.js and
+# doctools.js stay: inline scripts and translations.js call them as they load.
+DEFERRED_SCRIPTS = (
+    "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
+    "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js",
+    "translations.js",  # calls Documentation.addTranslations: after doctools.js, deferred too
+)
+# Stylesheets only some pages use: the file name's prefix, and what a page's body holds when it does.
+PAGE_STYLESHEETS = {
+    "sg_gallery": ('class="sphx-glr', " sphx-glr-"),  # sphinx-gallery's four
+    "sphinx-design": ('"sd-', " sd-"),  # cards, dropdowns, tabs
+    "mystnb.": ('class="cell', "cell_output"),  # executed notebooks' cells
+}
+
+
+def _name(asset):
+    return str(getattr(asset, "filename", asset) or "").rsplit("/", 1)[-1]
+
+
+def lighter_head(app, pagename, templatename, context, doctree):
+    """Defer the small scripts; link sphinx-gallery's, sphinx-design's and myst-nb's CSS only where used."""
+    from sphinx.builders.html._assets import _JavaScript
+
+    body = context.get("body") or ""
+    context["css_files"] = [
+        css for css in context.get("css_files", [])
+        if not (marks := next((m for p, m in PAGE_STYLESHEETS.items() if _name(css).startswith(p)), None))
+        or any(mark in body for mark in marks)
+    ]
+    if pagename == "search":
+        # The theme's search page loads searchtools.js with plain <script> tags, which run
+        # before any deferred script: doctools.js must not wait.  book-search.js keeps each
+        # result's snippet to the article's own text (the theme puts its header in [role=main]).
+        app.add_js_file("book-search.js", priority=900, defer="defer")
+        return
+    context["script_files"] = [
+        _JavaScript(js.filename, priority=js.priority, **js.attributes, defer="defer")
+        if isinstance(js, _JavaScript) and _name(js) in DEFERRED_SCRIPTS
+        and "defer" not in js.attributes and "async" not in js.attributes
+        else js
+        for js in context.get("script_files", [])
+    ]
+
+
+def setup(app):
+    app.connect("html-page-context", lighter_head, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,115 @@
+"""The book's files, named after its title, and the landing page's list of them.
+
+Why: readers take the book away as a PDF, an EPUB and an archive of every chapter's
+notebook, each named after the edition's title in lower case, without accents
+(``atencion-desde-cero-es.pdf``, ``cuadernos-atencion-desde-cero-es.zip``), where
+Sphinx would drop the accented letters.  The PDF and the EPUB exist only once
+``make pdf``, ``make epub`` (or Read the Docs) built them, and a link must never
+lead nowhere: ``{book-downloads}`` links a file that lies in ``<outdir>/downloads/``
+(``make html`` writes the archive itself, ``chapter_notebooks``) and names the
+others with the command that makes them; on Read the Docs it links where Read the
+Docs serves the formats it builds.  The list is left out of the PDF and the EPUB.
+"""
+
+import os
+import re
+import sys
+import unicodedata
+from pathlib import Path
+
+from book_text import ancestors
+from docutils import nodes
+from sphinx.locale import get_translation
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util.docutils import SphinxDirective
+
+_ = get_translation("sphinx")
+DOWNLOADS = "downloads"  # under a language's root in the site
+RTD_DOWNLOAD = "/_/downloads/{lang}/{version}/{fmt}/"  # on the book's own domain
+
+
+def file_stem(title, lang):
+    """``"Atención, desde cero", "es"`` -> ``"atencion-desde-cero-es"``."""
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    return "-".join([*re.findall(r"[a-z0-9]+", ascii_title.lower()), lang])
+
+
+def archive_stem(title, lang):
+    """The notebooks' archive: ``cuadernos-atencion-desde-cero-es`` (``.zip``)."""
+    return file_stem(f"{_('notebooks')} {title}", lang)
+
+
+def download_entries(app):
+    """``[(format, href or None, make command)]`` for this language's PDF, EPUB and notebooks."""
+    lang, title = app.config.language, app.config.project
+    entries = []
+    for fmt, name, command in (
+        ("pdf", f"{file_stem(title, lang)}.pdf", f"make pdf-{lang}"),
+        ("epub", f"{file_stem(title, lang)}.epub", f"make epub-{lang}"),
+        ("notebooks", f"{archive_stem(title, lang)}.zip", "make html"),
+    ):
+        href = f"{DOWNLOADS}/{name}"
+        if os.environ.get("READTHEDOCS") == "True" and fmt != "notebooks":
+            env = os.environ.get
+            href = RTD_DOWNLOAD.format(lang=env("READTHEDOCS_LANGUAGE", lang), version=env("READTHEDOCS_VERSION", "latest"), fmt=fmt)
+        elif fmt == "notebooks" and "chapter_notebooks" not in app.extensions:
+            continue  # no build of this checkout writes it
+        elif fmt != "notebooks" and not Path(app.outdir, href).is_file():
+            href = None
+        entries.append((fmt, href, command))
+    return entries
+
+
+class BookDownloads(SphinxDirective):
+    """``{book-downloads}``: the list of :func:`download_entries`."""
+
+    def run(self):
+        entries = download_entries(self.env.app)
+        self.env.book_downloads = [(fmt, href) for fmt, href, _ in entries]
+        text = {
+            "pdf": _("The whole book as a PDF, to print or to read offline"),
+            "epub": _("The whole book as an EPUB, for e-readers"),
+            "notebooks": _("Every chapter as a Jupyter notebook, all in one archive (.zip)"),
+        }
+        items = nodes.bullet_list(classes=["book-downloads"])
+        for fmt, href, command in entries:
+            para = nodes.paragraph()
+            if href:
+                para += nodes.reference("", text[fmt], refuri=href, internal=False)
+            else:
+                before, after = _("not part of this build: {command} makes it").split("{command}")
+                para += [nodes.Text(f"{text[fmt]} ({before}"), nodes.literal(command, command), nodes.Text(after + ")")]
+            items += nodes.list_item("", para)
+        return [items]
+
+
+def downloads_changed(app, env, added, changed, removed):
+    """Read the landing page again when a download appeared or went away since it was read."""
+    seen = getattr(env, "book_downloads", None)
+    if app.builder.name != "html" or seen is None:
+        return []
+    return [app.config.root_doc] if [(fmt, href) for fmt, href, _ in download_entries(app)] != seen else []
+
+
+class NoDownloadsInPrint(SphinxPostTransform):
+    """The PDF and the EPUB leave out the section of the list: inside the book it would offer the book again."""
+
+    default_priority = 150
+    builders = ("latex", "epub")
+
+    def run(self, **kwargs):
+        for node in list(self.document.findall(lambda n: isinstance(n, nodes.Element) and "book-downloads" in n["classes"])):
+            section = next((p for p in ancestors(node) if isinstance(p, nodes.section)), node)
+            section.parent.remove(section)
+
+
+
+def setup(app):
+    app.add_directive("book-downloads", BookDownloads)
+    app.add_post_transform(NoDownloadsInPrint)
+    app.connect("env-get-outdated", downloads_changed)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":
+    print(file_stem(sys.argv[1], sys.argv[2]))  # python docs/_ext/book_downloads.py "Atención, desde cero" es
