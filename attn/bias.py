@@ -136,6 +136,6 @@ def sink_window_mask(T_q, window, num_sinks, T_k=None, *, device=None):
     T_k = T_q if T_k is None else _checks.positive_int("T_k", T_k)
     if T_k < T_q:
         raise ValueError(f"T_k must be at least T_q (the queries are the last T_q keys), got T_q={T_q} and T_k={T_k}")
-    p = torch.arange(T_k - T_q, T_k, device=device)[:, None]  # (T_q, 1): positions of the queries
+    p = torch.arange(T_k - T_q, T_k, device=device)[:, None]  # (T_q, 1): p = i + T_k - T_q
     j = torch.arange(T_k, device=device)[None, :]  # (1, T_k)
     return (j <= p) & ((j > p - window) | (j < num_sinks))  # (T_q, T_k)

@@ -39,16 +39,27 @@ __all__ = [
 ]
 
 
-def causal_mask(T_q, T_k=None, *, device=None):
+def causal_mask(T_q, T_k=None, *, align="top_left", device=None):
     """Boolean causal mask, ``True`` = may attend.
 
-    Query ``i`` may attend to keys ``0 .. i`` (lower triangle, including the diagonal,
-    aligned at the top-left corner as in ``torch.nn.functional.scaled_dot_product_attention``
-    with ``is_causal=True``).
+    A lower triangle, the diagonal included, aligned at one corner of the
+    ``(T_q, T_k)`` matrix:
+
+    * ``align="top_left"`` (the default): query ``i`` may attend to keys ``0 .. i``, as
+      ``torch.nn.functional.scaled_dot_product_attention`` with ``is_causal=True``;
+    * ``align="bottom_right"``: the queries are the *last* ``T_q`` positions, query ``i``
+      may attend to keys ``0 .. i + T_k - T_q``, as
+      ``torch.nn.attention.bias.causal_lower_right``: the mask of ``T_q`` new tokens that
+      follow ``T_k - T_q`` cached ones (a chunk of a prompt, a decoding step).
+
+    With ``T_q = T_k`` the two are the same. With ``T_q > T_k`` and ``"bottom_right"``, the
+    first ``T_q - T_k`` rows have no key.
 
     Args:
         T_q (int): number of queries (rows).
         T_k (int, optional): number of keys (columns); defaults to ``T_q``.
+        align (str): ``"top_left"`` or ``"bottom_right"``, the corner the triangle
+            starts from.
         device (torch.device, optional): device of the returned tensor.
 
     Returns:
@@ -56,7 +67,10 @@ def causal_mask(T_q, T_k=None, *, device=None):
     """
     T_q = _checks.positive_int("T_q", T_q)
     T_k = T_q if T_k is None else _checks.positive_int("T_k", T_k)
-    return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril()
+    if align not in ("top_left", "bottom_right"):
+        raise ValueError(f'align must be "top_left" or "bottom_right", got {align!r}')
+    shift = 0 if align == "top_left" else T_k - T_q  # query i sees keys j <= i + shift
+    return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(shift)  # (T_q, T_k)
 
 
 def padding_mask(lengths, max_len):

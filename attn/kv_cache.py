@@ -34,28 +34,37 @@ class KVCache:
     that the cache never holds more than its ``context_length`` positions; the cache
     checks that the new keys and values fit the ones it holds.
 
-    Real inference engines preallocate the cache for the longest sequence; this one
-    concatenates, which is simpler to read and gives the same numbers. It keeps copies:
-    changing the tensors passed to :meth:`update` afterwards does not change the cache.
+    Without a ``capacity`` the cache grows: each :meth:`update` concatenates, which
+    allocates a new tensor and copies everything held, a cost that grows with the number
+    of cached positions. With a ``capacity`` it allocates room for that many positions at
+    its first :meth:`update` and writes every new position in place, as inference engines
+    do; the numbers are the same. Either way it keeps copies: changing the tensors passed
+    to :meth:`update` afterwards does not change the cache.
 
     A module accepts as ``cache`` any object with the same two methods, ``update(k, v)``
     (append, return every key and value held) and ``len()`` (positions held).
 
+    Args:
+        capacity (int, optional): the most positions the cache will hold; ``None`` (the
+            default) for a cache that grows.
+
     Attributes:
-        k (torch.Tensor or None): cached keys ``(B, h_kv, T_cached, d_head)`` (no ``B``
-            for an unbatched sequence), or ``None`` while empty.
-        v (torch.Tensor or None): cached values, same shape as ``k``.
+        k (torch.Tensor or None): cached keys ``(B, h_kv, T_cached, d_k)`` (no ``B``
+            for an unbatched sequence), or ``None`` while empty; with a capacity, a view
+            of the allocated memory.
+        v (torch.Tensor or None): cached values ``(B, h_kv, T_cached, d_v)``.
 
     Example::
 
-        cache = attn.KVCache()
+        cache = attn.KVCache()            # or attn.KVCache(capacity=context_length)
         y1 = mha(x[:, :5], cache=cache)   # positions 0..4; len(cache) == 5
         y2 = mha(x[:, 5:6], cache=cache)  # position 5 attends to 0..5
     """
 
-    def __init__(self):
-        self.k = None
-        self.v = None
+    def __init__(self, capacity=None):
+        self.capacity = None if capacity is None else _checks.positive_int("capacity", capacity)
+        self.k = self.v = None
+        self._k_buf = self._v_buf = None  # with a capacity: (B, h_kv, capacity, d)
 
     def __len__(self):
         """Number of cached positions, ``T_cached`` (0 while empty)."""
@@ -66,20 +75,24 @@ class KVCache:
             return "KVCache(empty)"
         *B, h, T, d = self.k.shape
         batch = f"B={B[0]}, " if B else ""
-        return f"KVCache({batch}h_kv={h}, T={T}, d_head={d}, {self.nbytes} bytes)"
+        room = "" if self.capacity is None else f"capacity={self.capacity}, "
+        return f"KVCache({batch}h_kv={h}, T={T}, d_head={d}, {room}{self.nbytes} bytes)"
 
     @property
     def nbytes(self):
-        """Bytes held by the cached keys and values, ``2 * B * h_kv * T_cached * d_head * b``.
+        """Bytes held by the keys and values, ``B * h_kv * T * (d_k + d_v) * b``.
 
-        For a model's caches, the sum of their ``nbytes`` is :func:`kv_cache_bytes`.
+        ``T`` is the number of cached positions, or the ``capacity`` when there is one:
+        the memory allocated, used or not. For a model's caches without a capacity, the
+        sum of their ``nbytes`` is :func:`kv_cache_bytes`.
         """
-        if self.k is None:
+        k, v = (self.k, self.v) if self._k_buf is None else (self._k_buf, self._v_buf)
+        if k is None:
             return 0
-        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
+        return k.numel() * k.element_size() + v.numel() * v.element_size()
 
     def reset(self):
-        """Empty the cache (start a new sequence)."""
+        """Empty the cache (start a new sequence); with a capacity, keep the memory."""
         self.k = None
         self.v = None
 
@@ -87,38 +100,60 @@ class KVCache:
         """Append the new tokens' keys and values; return everything cached.
 
         Args:
-            k (torch.Tensor): keys of the new tokens ``(B, h_kv, T_new, d_head)``, or
-                ``(h_kv, T_new, d_head)`` for one unbatched sequence.
+            k (torch.Tensor): keys of the new tokens ``(B, h_kv, T_new, d_k)``, or
+                ``(h_kv, T_new, d_k)`` for one unbatched sequence.
             v (torch.Tensor): their values ``(B, h_kv, T_new, d_v)``; ``d_v`` may differ
-                from ``d_head`` (:class:`attn.MultiHeadLatentAttention` caches values of
+                from ``d_k`` (:class:`attn.MultiHeadLatentAttention` caches values of
                 width 0).
 
         Returns:
-            tuple: ``(k_all, v_all)``, each ``(B, h_kv, T_cached + T_new, d_head)``:
-            the cached positions first, then the new ones. They are the cache's own
-            tensors (``k_all is cache.k``): read them, do not change them.
+            tuple: ``(k_all, v_all)``, ``(B, h_kv, T_cached + T_new, d_k)`` and
+            ``(B, h_kv, T_cached + T_new, d_v)``: the cached positions first, then the new
+            ones. They are the cache's own tensors (``k_all is cache.k``): read them, do
+            not change them.
 
         Raises:
-            ValueError: when ``k`` and ``v`` differ in shape but for the last axis, or their batch size,
-                number of heads or head dimension differs from what the cache holds
-                (the cache belongs to another batch or another layer; call
-                :meth:`reset` or use a new cache). The cache is left unchanged.
+            ValueError: when ``k`` and ``v`` differ in shape but for the last axis, when
+                their batch size, number of heads or head dimensions differ from what the
+                cache holds (the cache belongs to another batch or another layer; call
+                :meth:`reset` or use a new cache), or when they would take the cache past
+                its ``capacity``. The cache is left unchanged.
             TypeError: when ``k`` or ``v`` is not a floating-point tensor, or their
                 dtype differs from the cache's.
         """
         if self.k is None:
             _check_first(k, v)
-            self.k, self.v = k.clone(), v.clone()  # clone(): k, v copied, no views
-            return self.k, self.v
-        if not (isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor) and k.shape[:-1] == v.shape[:-1]
-                and k.shape[:-2] == self.k.shape[:-2] and k.shape[-1] == self.k.shape[-1]
-                and v.shape[-1] == self.v.shape[-1] and k.dtype == v.dtype == self.k.dtype):
+        elif not (isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor) and k.shape[:-1] == v.shape[:-1]
+                  and k.shape[:-2] == self.k.shape[:-2] and k.shape[-1] == self.k.shape[-1]
+                  and v.shape[-1] == self.v.shape[-1] and k.dtype == v.dtype == self.k.dtype):
             _check_first(k, v)
             _check_same_layer("cache", self.k, k)  # raises ValueError | TypeError
             _check_same_layer("cache", self.v, v)
-        self.k = torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_k)
-        self.v = torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_v)
+        if self.capacity is not None:  # KVCache(capacity=...): _write, in place
+            return self._write(k, v)
+        self.k = k.clone() if self.k is None else torch.cat([self.k, k], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_k)
+        self.v = v.clone() if self.v is None else torch.cat([self.v, v], dim=-2)  # -> (B, h_kv, T_cached + T_new, d_v)
         return self.k, self.v
+
+    def _write(self, k, v):
+        """:meth:`update` with a capacity, on checked ``k`` and ``v``: write positions ``P .. P + T - 1``."""
+        P, T = len(self), k.size(-2)  # P = T_cached
+        if P + T > self.capacity:
+            raise ValueError(f"cache holds {P} positions and the new keys add T_new={T}: {P + T} positions, "
+                             f"more than its capacity={self.capacity}")
+        if P == 0 and not (_fits(self._k_buf, k) and _fits(self._v_buf, v)):  # allocate, once per shape
+            self._k_buf = k.new_zeros(*k.shape[:-2], self.capacity, k.size(-1))  # (B, h_kv, capacity, d_k)
+            self._v_buf = v.new_zeros(*v.shape[:-2], self.capacity, v.size(-1))  # (B, h_kv, capacity, d_v)
+        self._k_buf[..., P:P + T, :] = k  # in place: T positions copied, not P + T
+        self._v_buf[..., P:P + T, :] = v
+        self.k, self.v = self._k_buf[..., :P + T, :], self._v_buf[..., :P + T, :]  # views: (B, h_kv, P + T, d)
+        return self.k, self.v
+
+
+def _fits(buffer, x):
+    """Whether ``buffer`` ``(..., capacity, d)`` can hold positions shaped like ``x`` ``(..., T, d)``."""
+    return (buffer is not None and buffer.shape[:-2] == x.shape[:-2] and buffer.size(-1) == x.size(-1)
+            and buffer.dtype == x.dtype and buffer.device == x.device)
 
 
 def _check_first(k, v):

@@ -128,34 +128,33 @@ class MultiHeadLatentAttention(nn.Module):
         x3 = x if x.dim() == 3 else x[None]  # (T, d_in) -> (1, T, d_in)
         B, T, _ = x3.shape
         h, d_c, d_r = self.num_heads, self.kv_latent_dim, self.rope_head_dim
-        q = AF.split_heads(self.W_query(x3), h)  # (B, T, d_out) -> (B, h, T, d_head)
+        q = self.W_query(x3).view(B, T, h, -1).transpose(1, 2)  # (B, T, d_out) -> (B, h, T, d_head)
         latent = self.W_down(x3)[:, None]  # (B, T, d_in) -> (B, 1, T, d_c)
         if self.rope is not None:  # positions P .. P + T - 1
-            q_rope = self.rope(AF.split_heads(self.W_query_rope(x3), h), offset=P)  # (B, h, T, d_r)
-            k_rope = self.rope(self.W_key_rope(x3)[:, None], offset=P)  # (B, 1, T, d_r): one for all heads
+            q_rope = self.rope._rotate(self.W_query_rope(x3).view(B, T, h, -1).transpose(1, 2), P)  # (B, h, T, d_r)
+            k_rope = self.rope._rotate(self.W_key_rope(x3)[:, None], P)  # (B, 1, T, d_r): 1 head, shared
             latent = torch.cat((latent, k_rope), dim=-1)  # (B, 1, T, d_c + d_r)
-        if cache is not None:  # the cache keeps the latents only, as keys of width d_c + d_r
+        if cache is not None:  # k <- [c, k_R]: (B, 1, T, d_c + d_r); v: (B, 1, T, 0)
             latent, _ = cache.update(latent, latent[..., :0])  # (B, 1, P + T, d_c + d_r)
         c, k_rope = latent.split((d_c, d_r), dim=-1)  # (B, 1, P + T, d_c), (B, 1, P + T, d_r)
-        if absorb:  # q . (W_uk c) = (W_uk^T q) . c: attend on the latents, one shared head
+        if absorb:  # q . (W_uk c) = (W_uk^T q) . c: k = [c, k_R], v = c, h_kv = 1
             q = q @ self.W_up_key.weight.view(h, self.head_dim, d_c)  # (B, h, T, d_head) @ (h, d_head, d_c) -> (B, h, T, d_c)
             k, v = latent, c  # (B, 1, P + T, d_c + d_r), (B, 1, P + T, d_c)
-        else:  # decompress every latent into each head's key and value
-            k = AF.split_heads(self.W_up_key(c[:, 0]), h)  # (B, P + T, d_c) -> (B, h, P + T, d_head)
-            v = AF.split_heads(self.W_up_value(c[:, 0]), h)  # (B, P + T, d_c) -> (B, h, P + T, d_head)
+        else:  # k_i = W_uk,i c, v_i = W_uv,i c, i = 1 .. h
+            k = self.W_up_key(c[:, 0]).view(B, P + T, h, -1).transpose(1, 2)  # (B, P + T, d_c) -> (B, h, P + T, d_head)
+            v = self.W_up_value(c[:, 0]).view(B, P + T, h, -1).transpose(1, 2)  # (B, P + T, d_c) -> (B, h, P + T, d_head)
             k = torch.cat((k, k_rope.expand(-1, h, -1, -1)), dim=-1)  # (B, h, P + T, d_head + d_r)
         if self.rope is not None:
             q = torch.cat((q, q_rope), dim=-1)  # (B, h, T, d_head + d_r) | (B, h, T, d_c + d_r)
-        mask = _causal_bottom_right(T, P + T, x.device) if P and T > 1 else None  # (T, P + T)
+        mask = torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P) if P and T > 1 else None  # bottom-right: keys 0 .. P + i
         p = self.dropout.p if self.training else 0.0
-        out = AF.scaled_dot_product_attention(  # one key-value head broadcasts over the h query heads
+        out, att = AF._attention(  # h_kv = 1 (absorb): k, v broadcast over h; (B, h, T, d_c | d_head), (B, h, T, P + T)
             q, k, v, mask, is_causal=not P and T > 1, dropout_p=p, scale=self.scale, return_weights=return_weights
         )
-        out, att = out if return_weights else (out, None)  # (B, h, T, d_c | d_head), (B, h, T, P + T)
-        if absorb:  # W_uv moves after the weighted sum: sum_j a_j W_uv c_j = W_uv sum_j a_j c_j
+        if absorb:  # sum_j a_j W_uv c_j = W_uv (sum_j a_j c_j)
             w_uv = self.W_up_value.weight.view(h, self.head_dim, d_c)  # (d_out, d_c) -> (h, d_head, d_c)
             out = out @ w_uv.transpose(-2, -1)  # (B, h, T, d_c) @ (h, d_c, d_head) -> (B, h, T, d_head)
-        z = self.out_proj(AF.merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
+        z = self.out_proj(out.transpose(1, 2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
         if x.dim() == 2:
             z, att = z[0], None if att is None else att[0]  # (1, T, d_out) -> (T, d_out)
         return (z, att) if return_weights else z
@@ -166,23 +165,7 @@ class MultiHeadLatentAttention(nn.Module):
         _checks.flags(absorb=absorb, return_weights=return_weights)
         if cache is None:
             return 0
-        if not (callable(getattr(cache, "update", None)) and hasattr(cache, "__len__")):
-            raise TypeError(
-                "cache must be None or a cache with update(k, v) and len(), such as attn.KVCache "
-                f"or attn.PagedKVCache, got {type(cache).__name__}"
-            )
-        P, T = len(cache), x.size(-2)
-        if P + T > self.context_length:
-            raise ValueError(
-                f"cache holds {P} positions and x adds T={T}: {P + T} positions, more than "
-                f"context_length={self.context_length}"
-            )
-        return P
-
-
-def _causal_bottom_right(T_q, T_k, device):
-    """Query ``i`` (position ``i + T_k - T_q``) may attend to keys ``0 .. i + T_k - T_q``."""
-    return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(T_k - T_q)  # (T_q, T_k)
+        return _checks.kv_cache("cache", cache, x.size(-2), self.context_length)  # len(cache)
 
 
 def latent_cache_bytes(num_layers, kv_latent_dim, seq_len, *, rope_head_dim=0, batch=1, bytes_per_element=2):

@@ -116,8 +116,8 @@ class PagedKVCache:
     def nbytes(self):
         r"""Bytes of the blocks this cache holds, keys and values, every slot of each block.
 
-        :math:`n_\text{blocks} \cdot h_{kv} \cdot s \cdot (d_k + d_v) \cdot b`, with
-        :math:`n_\text{blocks}` summed over the sequences of the batch: the used slots plus
+        :math:`n \cdot h_{kv} \cdot s \cdot (d_k + d_v) \cdot b`, with :math:`n` the
+        number of blocks held, summed over the sequences of the batch: the used slots plus
         the empty ones at the end of each sequence's last block.
         """
         pool = self._pool
@@ -164,13 +164,12 @@ class PagedKVCache:
         if not self.block_tables:
             self.block_tables = [[] for _ in range(B)]
             self._batch = tuple(k.shape[:-3])
-        for table in self.block_tables:  # the blocks that positions P .. P + T - 1 need
+        for table in self.block_tables:  # + ceil((P + T) / s) - len(table) blocks, positions P .. P + T - 1
             table.extend(pool.free.pop(0) for _ in range(math.ceil((P + T) / s) - len(table)))
         tables = torch.tensor(self.block_tables, device=k.device)  # (B, n_blocks)
         p = torch.arange(P, P + T, device=k.device)  # (T_new,) positions
         blocks = tables[:, p // s]  # (B, T_new): block of position p
-        # advanced indices on axes 0 and 2: the written shape is (B, T_new, h_kv, d)
-        pool.k[blocks, :, p % s] = k4.transpose(1, 2)  # (B, h_kv, T_new, d_k) -> (B, T_new, h_kv, d_k)
+        pool.k[blocks, :, p % s] = k4.transpose(1, 2)  # pool.k[table[p // s], :, p % s] <- (B, T_new, h_kv, d_k)
         pool.v[blocks, :, p % s] = v4.transpose(1, 2)  # (B, h_kv, T_new, d_v) -> (B, T_new, h_kv, d_v)
         self._len = P + T
         k_all = _gather(pool.k, tables, P + T)  # (B, h_kv, P + T, d_k)

@@ -26,7 +26,7 @@ from . import _checks
 __all__ = ["tiled_attention", "merge_partial_attention"]
 
 
-def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None):
+def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None, return_lse=False):
     r"""Attention :math:`\operatorname{softmax}(q k^\top s)\, v`, one block of keys at a time.
 
     Same result as :func:`torch.nn.functional.scaled_dot_product_attention` (tested),
@@ -41,11 +41,16 @@ def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None):
         is_causal (bool): query ``i`` attends to keys ``0 .. i`` only (top-left
             aligned, as in PyTorch).
         scale (float, optional): factor :math:`s`; defaults to ``1 / sqrt(d_k)``.
+        return_lse (bool): also return the log-sum-exp of each query's scaled scores,
+            :math:`\log \sum_j e^{s_j} = m + \log \ell`, which
+            :func:`merge_partial_attention` needs to merge attention over parts of the keys.
 
     Returns:
-        torch.Tensor: ``out`` of shape ``(..., T_q, d_v)``.
+        torch.Tensor or tuple: ``out`` of shape ``(..., T_q, d_v)``, or ``(out, lse)``
+        with ``lse`` of shape ``(..., T_q)``.
     """
     block_size, scale = _check_tiled(q, k, v, block_size, is_causal, scale)
+    _checks.flag("return_lse", return_lse)
     s = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale  # scale=None: s = 1 / sqrt(d_k)
     T_q, T_k = q.size(-2), k.size(-2)
     m = q.new_full((*q.shape[:-1], 1), float("-inf"))  # (..., T_q, 1): m = max_j s_j
@@ -67,6 +72,8 @@ def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None):
         l = l * fix + p.sum(dim=-1, keepdim=True)  # (..., T_q, 1)
         acc = acc * fix + p @ vb  # (..., T_q, b) @ (..., b, d_v) -> (..., T_q, d_v)
         m = m_new
+    if return_lse:
+        return acc / l, (m + torch.log(l)).squeeze(-1)  # (..., T_q, d_v), (..., T_q): log sum_j e^(s_j)
     return acc / l  # (..., T_q, d_v)
 
 

@@ -206,3 +206,63 @@ def test_values_may_be_narrower_than_keys():
     k, v = cache.update(k2, v2)
     assert torch.equal(k, torch.cat([k1, k2], dim=-2)) and v.shape == (2, 1, 5, 0)
     assert cache.nbytes == 2 * 5 * 6 * 4
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_cache_with_capacity_gives_the_growing_caches_outputs(dtype, batched):
+    torch.manual_seed(0)
+    layers = [_mha(dtype, context_length=20),
+              attn.GroupedQueryAttention(6, 8, 20, 0.0, 4, 2, rope_base=100.0).to(dtype).eval()]
+    x = torch.randn(*((2, 17, 6) if batched else (17, 6)), dtype=dtype)
+    for m in layers:
+        grow, room = attn.KVCache(), attn.KVCache(capacity=20)
+        with torch.no_grad():
+            for a, b in ((0, 5), (5, 6), (6, 13), (13, 17)):
+                assert torch.equal(m(x[..., a:b, :], cache=room), m(x[..., a:b, :], cache=grow))
+        assert len(room) == len(grow) == 17
+        assert torch.equal(room.k, grow.k) and torch.equal(room.v, grow.v)
+
+
+def test_a_cache_with_capacity_allocates_once_and_writes_in_place():
+    cache = attn.KVCache(capacity=10)
+    assert cache.nbytes == 0 and len(cache) == 0
+    k, _ = cache.update(torch.ones(2, 3, 4, 5), torch.ones(2, 3, 4, 5))
+    pointer = k.data_ptr()
+    assert cache.nbytes == 2 * (2 * 3 * 10 * 5 * 4)  # k and v, capacity positions, float32
+    for _ in range(6):
+        k, v = cache.update(torch.zeros(2, 3, 1, 5), torch.zeros(2, 3, 1, 5))
+        assert k.data_ptr() == pointer and k.shape == (2, 3, len(cache), 5)
+    assert len(cache) == 10 and torch.equal(k[..., :4, :], torch.ones(2, 3, 4, 5))
+    cache.reset()  # keeps its memory
+    assert len(cache) == 0 and cache.nbytes == 2 * (2 * 3 * 10 * 5 * 4)
+    k, _ = cache.update(torch.full((2, 3, 2, 5), 7.0), torch.full((2, 3, 2, 5), 7.0))
+    assert k.data_ptr() == pointer and torch.equal(k, torch.full((2, 3, 2, 5), 7.0))
+    cache.reset()  # another batch size: new memory
+    k, _ = cache.update(torch.ones(1, 3, 2, 5), torch.ones(1, 3, 2, 5))
+    assert k.shape == (1, 3, 2, 5) and cache.nbytes == 2 * (1 * 3 * 10 * 5 * 4)
+
+
+def test_more_than_capacity_is_a_value_error_and_changes_nothing():
+    cache = attn.KVCache(capacity=5)
+    cache.update(torch.ones(1, 2, 4, 3), torch.ones(1, 2, 4, 3))
+    with pytest.raises(ValueError, match=r"holds 4 positions.*T_new=2: 6 positions.*capacity=5"):
+        cache.update(torch.zeros(1, 2, 2, 3), torch.zeros(1, 2, 2, 3))
+    assert len(cache) == 4 and torch.equal(cache.k, torch.ones(1, 2, 4, 3))
+    with pytest.raises(ValueError, match="capacity must be a positive int"):
+        attn.KVCache(capacity=0)
+    with pytest.raises(TypeError, match="capacity must be an int"):
+        attn.KVCache(capacity=5.0)
+    m = attn.MultiHeadAttention(6, 8, 16, 0.0, 2).eval()  # context_length=16, capacity=5
+    with pytest.raises(ValueError, match="capacity=5"):
+        m(torch.randn(1, 6, 6), cache=attn.KVCache(capacity=5))
+
+
+@pytest.mark.parametrize("capacity", [None, 8])
+def test_the_cache_keeps_no_reference_to_the_callers_tensors(capacity):
+    cache = attn.KVCache(capacity=capacity)
+    k, v = torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4)
+    cache.update(k, v)
+    k.zero_()
+    v.zero_()
+    assert torch.equal(cache.k, torch.ones(1, 2, 3, 4)) and torch.equal(cache.v, torch.ones(1, 2, 3, 4))

@@ -185,9 +185,10 @@ def test_bad_inputs():
         m(torch.randn(1, 3, 8), absorb=1)
     with pytest.raises(TypeError, match="return_weights must be a bool"):
         m(torch.randn(1, 3, 8), return_weights=None)
-    with pytest.raises(TypeError, match=r"cache must be None or a cache with update\(k, v\) and len\(\).*got list"):
-        m(torch.randn(1, 3, 8), cache=[])
+    for bad in ([], {"k": None}):
+        with pytest.raises(TypeError, match=r"cache must be an attn.KVCache or None \(an object with update\(k, v\) and len\(\)\)"):
+            m(torch.randn(1, 3, 8), cache=bad)
     cache = attn.KVCache()
     m(torch.randn(1, 4, 8), cache=cache)
-    with pytest.raises(ValueError, match=r"cache holds 4 positions and x adds T=3: 7 positions.*context_length=6"):
+    with pytest.raises(ValueError, match=r"cache holds 4 positions and x adds T_new=3: 7 positions.*context_length=6"):
         m(torch.randn(1, 3, 8), cache=cache)

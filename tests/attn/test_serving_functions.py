@@ -134,3 +134,65 @@ def test_sink_window_mask_bad_inputs():
         AF.sink_window_mask(4, 2, 1, 3)
     with pytest.raises(TypeError, match="T_k must be an int"):
         AF.sink_window_mask(4, 2, 1, "5")
+
+
+@pytest.mark.parametrize("T_q, T_k", [(1, 1), (1, 9), (3, 7), (7, 7), (7, 3)])
+def test_causal_mask_corners(T_q, T_k):
+    assert torch.equal(AF.causal_mask(T_q, T_k), torch.ones(T_q, T_k, dtype=torch.bool).tril())
+    assert torch.equal(AF.causal_mask(T_q, T_k, align="top_left"), AF.causal_mask(T_q, T_k))
+    lower_right = causal_lower_right(T_q, T_k)._materialize()
+    assert torch.equal(AF.causal_mask(T_q, T_k, align="bottom_right"), lower_right)
+
+
+def test_causal_mask_bad_align():
+    for bad in ("bottom-right", "lower_right", None, 1):
+        with pytest.raises(ValueError, match=r'align must be "top_left" or "bottom_right", got'):
+            AF.causal_mask(3, 5, align=bad)
+
+
+@settings(max_examples=20, deadline=None)
+@given(chunks=st.lists(st.integers(1, 6), min_size=1, max_size=6), dtype=st.sampled_from(DTYPES))
+def test_prefill_in_chunks_with_bottom_right_masks_equals_one_causal_pass(chunks, dtype):
+    T = sum(chunks)
+    g = torch.Generator().manual_seed(T)
+    q, k, v = torch.randn(3, 2, 4, T, 8, generator=g, dtype=dtype).unbind(0)  # (B, h, T, d)
+    whole = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    parts, start = [], 0
+    for n in chunks:  # queries start .. start + n - 1, keys 0 .. start + n - 1
+        mask = AF.causal_mask(n, start + n, align="bottom_right")
+        parts.append(AF.scaled_dot_product_attention(q[..., start:start + n, :], k[..., :start + n, :],
+                                                     v[..., :start + n, :], mask))
+        start += n
+    assert_close(torch.cat(parts, dim=-2), whole)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("T_q, T_k, block", [(5, 37, 8), (37, 37, 5), (40, 12, 64)])
+def test_tiled_attention_returns_the_log_sum_exp(dtype, is_causal, T_q, T_k, block):
+    g = torch.Generator().manual_seed(T_q + T_k)
+    q = torch.randn(2, 3, T_q, 16, generator=g, dtype=dtype)
+    k, v = torch.randn(2, 2, 3, T_k, 16, generator=g, dtype=dtype).unbind(0)
+    out, lse = AF.tiled_attention(q, k, v, block_size=block, is_causal=is_causal, return_lse=True)
+    s = q @ k.transpose(-2, -1) / 4.0
+    if is_causal:
+        s = s.masked_fill(~AF.causal_mask(T_q, T_k), float("-inf"))
+    assert lse.shape == (2, 3, T_q)
+    assert_close(lse, torch.logsumexp(s, dim=-1))
+    assert_close(out, AF.tiled_attention(q, k, v, block_size=block, is_causal=is_causal))
+    with pytest.raises(TypeError, match="return_lse must be a bool"):
+        AF.tiled_attention(q, k, v, return_lse=1)
+
+
+@settings(max_examples=20, deadline=None)
+@given(cuts=st.lists(st.integers(1, 199), min_size=1, max_size=6), dtype=st.sampled_from(DTYPES))
+def test_split_kv_decoding_with_tiled_parts_equals_one_pass(cuts, dtype):
+    """Flash-Decoding: tiled_attention over parts of a cache, merged = one pass."""
+    g = torch.Generator().manual_seed(len(cuts))
+    q = torch.randn(2, 4, 1, 32, generator=g, dtype=dtype)  # (B, h, 1, d): one decode step
+    k, v = torch.randn(2, 2, 4, 200, 32, generator=g, dtype=dtype).unbind(0)  # (B, h, P, d)
+    bounds = [0, *sorted(set(cuts)), 200]
+    parts = [AF.tiled_attention(q, k[..., a:b, :], v[..., a:b, :], block_size=16, return_lse=True)
+             for a, b in zip(bounds, bounds[1:])]
+    out, _ = AF.merge_partial_attention([o for o, _ in parts], [l for _, l in parts])
+    assert_close(out, F.scaled_dot_product_attention(q, k, v))
