@@ -61,8 +61,14 @@ JS_EXPLORERS = """() => Array.from(document.querySelectorAll("[data-attention-ex
 
 
 def _open_details(page):
-    # Explorers of folded solutions: unfolded, as a reader does.
-    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    # Explorers of folded solutions: unfolded, as a reader does. sphinx-design fades a
+    # dropdown's content in as it opens: wait for that to end, or axe reads the colours
+    # half-way (a flaky contrast failure on a dark page).
+    page.evaluate("""async () => {
+      document.querySelectorAll('details').forEach((d) => { d.open = true; });
+      await new Promise(requestAnimationFrame);
+      await Promise.all(document.getAnimations().map((a) => a.finished));
+    }""")
 
 
 def _explorers(page):
