@@ -14,7 +14,7 @@ produce the same context vectors and the same attention weights. Companion of
 # %%
 # Two modules, two initialisations
 # --------------------------------
-# Seeds 123 and 789, as in the course notes: the outputs differ because the weights
+# Seeds 123 and 789, the seeds of Raschka's chapter 3: the outputs differ because the weights
 # differ.
 import matplotlib.pyplot as plt
 import torch

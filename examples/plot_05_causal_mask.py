@@ -12,7 +12,7 @@ the softmax, whose rows still sum to 1. Companion of :ref:`ch-05`.
 # %%
 # Scores of a causal attention module
 # -----------------------------------
-# The module is created with seed 123, as in the notes. Its queries and keys give the
+# The module is created with seed 123. Its queries and keys give the
 # scaled scores :math:`q k^\top / \sqrt{d_k}`, one row per query, one column per key.
 import matplotlib.pyplot as plt
 import torch

@@ -32,11 +32,11 @@ print(f"{diff=:.2e}")
 # %%
 # Adding the encoding breaks the symmetry
 # ---------------------------------------
-# The same test on token ids, with two blocks built as in the slides and in :ref:`ch-08`,
+# The same test on token ids, with the two blocks of :ref:`ch-08`,
 # in the same order after the same seed: an embedding followed by attention, then
 # :class:`attn.TransformerInputBlock` (embedding, positional encoding, attention). Without
 # the encoding the difference is rounding; with it, the permuted sentence gets different
-# outputs, ``3.19e-02`` on average, the slides' number.
+# outputs, ``3.19e-02`` on average.
 torch.manual_seed(7)
 no_pe = torch.nn.Sequential(
     torch.nn.Embedding(500, 32, padding_idx=0),
