@@ -36,6 +36,8 @@ __all__ = [
     "alibi_bias",
     "tiled_attention",
     "merge_partial_attention",
+    "previous_token_score",
+    "induction_score",
 ]
 
 
@@ -378,3 +380,63 @@ def simplified_self_attention(x, *, return_weights=False):
     weights = torch.softmax(scores, dim=-1)
     z = weights @ x  # (..., T, T) @ (..., T, d) -> (..., T, d)
     return (z, weights) if return_weights else z
+
+
+def _square_weights(weights):
+    """Check attention weights of shape ``(..., T, T)``, floating point."""
+    _checks.tensor("weights", weights, floating=True)
+    if weights.dim() < 2 or weights.size(-1) != weights.size(-2):
+        raise ValueError(f"weights must have shape (..., T, T), got shape {tuple(weights.shape)}")
+    return weights
+
+
+def previous_token_score(weights):
+    r"""Mean weight a query puts on the position just before it.
+
+    .. math::
+
+        \operatorname{prev}(w) = \frac{1}{T - 1} \sum_{i=1}^{T-1} w_{i,\, i-1}
+
+    1 for a head that always looks one token back (a *previous-token head*), :math:`1/T`
+    for uniform weights over all ``T`` keys.
+
+    Args:
+        weights (torch.Tensor): attention weights ``(..., T, T)``, ``T >= 2``, e.g. a
+            model's ``(layers, B, heads, T, T)``.
+
+    Returns:
+        torch.Tensor: ``(...)``, one score per matrix.
+    """
+    _square_weights(weights)
+    if weights.size(-1) < 2:
+        raise ValueError(f"weights must have T >= 2 positions, got shape {tuple(weights.shape)}")
+    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)  # (..., T, T) -> (..., T-1) -> (...)
+
+
+def induction_score(weights, period):
+    r"""Mean weight a query puts on the token after the previous occurrence of its own token.
+
+    For a sequence that repeats with period :math:`p` (:math:`x_i = x_{i-p}`), the token
+    at position :math:`i` last occurred at :math:`i - p`, and the token that followed it
+    sits at :math:`i - p + 1`:
+
+    .. math::
+
+        \operatorname{ind}(w, p) = \frac{1}{T - p} \sum_{i=p}^{T-1} w_{i,\, i-p+1}
+
+    1 for a head that always attends there (an *induction head*).
+
+    Args:
+        weights (torch.Tensor): attention weights ``(..., T, T)``.
+        period (int): the period :math:`p`, ``1 <= period < T``.
+
+    Returns:
+        torch.Tensor: ``(...)``, one score per matrix.
+    """
+    _square_weights(weights)
+    period = _checks.positive_int("period", period)
+    T = weights.size(-1)
+    if period >= T:
+        raise ValueError(f"period must be smaller than T={T} (the weights' last axis), got {period}")
+    diag = weights.diagonal(offset=1 - period, dim1=-2, dim2=-1)  # w[i, i-p+1], i = p-1 .. T-1
+    return diag[..., 1:].mean(-1)  # keep i = p .. T-1: (..., T-p+1) -> (..., T-p) -> (...)
