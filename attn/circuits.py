@@ -77,8 +77,10 @@ class AttentionOnly(nn.Module):
         num_heads (int): heads per layer.
 
     Attributes:
-        tok_emb (nn.Embedding): ``V -> d_model``. pos_emb (nn.Embedding): positions.
-        layers (nn.ModuleList): the attention layers. unembed (nn.Linear): ``d_model -> V``.
+        tok_emb (nn.Embedding): ``V -> d_model``.
+        pos_emb (nn.Embedding): ``context_length -> d_model``, learned positions.
+        layers (nn.ModuleList): the :class:`AttentionLayer`.
+        unembed (nn.Linear): ``d_model -> V``.
     """
 
     def __init__(self, vocab_size, context_length, d_model=64, num_layers=2, num_heads=2):
