@@ -198,7 +198,7 @@ def _losses(model, x, copy, keep):
 
 
 def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0):
-    """Train on :func:`repeated_tokens` with AdamW; return the losses of both halves.
+    """Train on sequences that end with a copy, with AdamW; return the losses of new and copied tokens.
 
     Each training sequence has ``2 * half`` random tokens whose last ``n`` tokens copy
     the ``n`` before them, ``n`` drawn per sequence from ``half // 2 .. half``: the copy
