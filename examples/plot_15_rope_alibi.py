@@ -43,7 +43,7 @@ im = ax.imshow(S.numpy(), cmap="RdBu", vmin=-top, vmax=top)
 ax.set_xlabel("$n$")
 ax.set_ylabel("$m$")
 ax.set_title(rf"$q\cdot k={(q @ k).item():.2f}$")
-fig.colorbar(im, ax=ax)
+_ = fig.colorbar(im, ax=ax)
 
 # %%
 # ALiBi: one decay per head

@@ -26,7 +26,7 @@ CONCEPT_CHAPTERS = [c for c in CHAPTERS if "02" <= number(c) <= "10" or number(c
 # The first chapter of each part; Part II continues the numbering of Part I.
 PART_STARTS = {"chapters/01_why_attention": 1, "chapters/12_cost_and_tiling": 12}
 
-# Numbers the source notes print, which the book reproduces (same seeds, same inputs).
+# Numbers of the running example of Raschka (2024), ch. 3, which the book reproduces (same seeds, inputs).
 NOTES_NUMBERS = {
     "chapters/03_trainable_weights": [
         "0.4306, 1.4551",  # x_2's query, seed 123
