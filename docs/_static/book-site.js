@@ -31,3 +31,16 @@ document.addEventListener("shown.bs.dropdown", (event) => {
   const item = menu?.querySelector(".theme-change-button.active") || menu?.querySelector("button");
   if (item) item.focus();
 });
+
+// Print: every closed <details> of the article (solutions, folded code) prints open
+// (book.css does it too, where browsers style ::details-content); closed again after.
+const printOpened = [];
+window.addEventListener("beforeprint", () => {
+  document.querySelectorAll(".bd-article details:not([open])").forEach((details) => {
+    details.open = true;
+    printOpened.push(details);
+  });
+});
+window.addEventListener("afterprint", () => {
+  printOpened.splice(0).forEach((details) => { details.open = false; });
+});

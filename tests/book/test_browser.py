@@ -501,6 +501,26 @@ def test_search_finds(server, context, lang, term, expected):
     assert not rec.problems, f"{url}: " + "; ".join(rec.problems)
 
 
+@pytest.mark.parametrize("lang, term", [("en", "attention"), ("es", "atención")])
+def test_search_makes_few_requests(server, browser, lang, term):
+    # A word on every page: searchtools.js fetched every result page for its snippet
+    # (62 requests); book-search.js fetches each page once, the best-ranked few.
+    ctx = _new_context(browser)
+    try:
+        url = f"{server}/{lang}/search.html?q={term}"
+        page, rec, _ = _open(ctx, url, no_cache=True)
+        _wait_for_search_results(page)
+        assert rec.settle(page), f"{url}: requests never finished"
+        results = page.locator("#search-results ul.search li").count()
+        requests = [r.url for r in rec.finished]
+    finally:
+        ctx.close()
+    assert results > 20, f"{url}: only {results} results, the check below means little"
+    assert len(requests) <= 30, f"{url}: {len(requests)} requests: {requests}"
+    fetched = [u for u in requests if u.endswith(".html")]
+    assert len(fetched) == len(set(fetched)), f"{url}: pages fetched more than once: {sorted(fetched)}"
+
+
 # What the search page says when it has finished, per language: Sphinx 9.0's own
 # Spanish catalog leaves the status line empty and words the no-results message
 # with errors and *usted*; locale/es/LC_MESSAGES/sphinx.po replaces both
@@ -958,6 +978,41 @@ def test_print_wraps_code(server, browser, lang):
     finally:
         ctx.close()
     assert not cut, f"{lang}: printed code blocks cut at the margin: {cut[:5]}"
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_printed_chapter_has_its_solutions(site, server, browser, lang, tmp_path):
+    # Printed from the browser, a chapter carries its exercises' solutions and its folded
+    # code: closed <details> print open (book.css, book-site.js).
+    import shutil
+    import subprocess
+
+    assert shutil.which("pdftotext"), "pdftotext (Debian's poppler-utils) is needed"
+    name = _figure_page()
+    doc = parse(site / lang / f"{name}.html")
+    solution = doc.select_one("details.sd-dropdown .sd-card-body p")
+    folded = doc.select_one("details.hide .cell_input pre")
+    assert solution is not None and folded is not None, f"{lang}/{name}: no folded solution or code"
+    # The solution's words before its first formula; the folded code's first line.
+    words = _flat(solution.find(string=True, recursive=False) or solution.get_text())[:40]
+    code = _flat(folded.get_text().strip().splitlines()[0])
+    ctx = _new_context(browser)
+    try:
+        page = ctx.new_page()
+        page.goto(f"{server}/{lang}/{name}.html", wait_until="load")
+        _ready(page)
+        pdf = tmp_path / "chapter.pdf"
+        page.pdf(path=str(pdf))
+    finally:
+        ctx.close()
+    text = _flat(subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"],
+                                capture_output=True, text=True, check=True).stdout)
+    assert words and words in text, f"{lang}/{name}: the printed chapter lacks the solution {words!r}"
+    assert code in text, f"{lang}/{name}: the printed chapter lacks the folded code {code!r}"
 
 
 # -- hosted as Read the Docs serves it --------------------------------------------------------
