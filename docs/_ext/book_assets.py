@@ -42,16 +42,16 @@ def lighter_head(app, pagename, templatename, context, doctree):
         or any(mark in body for mark in marks)
     ]
     if pagename == "search":
+        # The theme's search page loads searchtools.js with plain <script> tags, which run
+        # before any deferred script: doctools.js must not wait.  book-search.js keeps each
+        # result's snippet to the article's own text (the theme puts its header in [role=main]).
+        app.add_js_file("book-search.js", priority=900, defer="defer")
         # Results carry no code, tabs or downloads: the search page loads what it runs
         # (test_browser: a search makes at most 30 requests, snippets included).
         context["script_files"] = [
             js for js in context.get("script_files", []) if _name(js) not in SEARCH_UNUSED
         ]
         context["css_files"] = [css for css in context["css_files"] if _name(css) not in SEARCH_UNUSED]
-        # The theme's search page loads searchtools.js with plain <script> tags, which run
-        # before any deferred script: doctools.js must not wait.  book-search.js keeps each
-        # result's snippet to the article's own text (the theme puts its header in [role=main]).
-        app.add_js_file("book-search.js", priority=900, defer="defer")
         return
     context["script_files"] = [
         _JavaScript(js.filename, priority=js.priority, **js.attributes, defer="defer")

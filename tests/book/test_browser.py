@@ -997,9 +997,10 @@ def test_printed_chapter_has_its_solutions(site, server, browser, lang, tmp_path
     solution = doc.select_one("details.sd-dropdown .sd-card-body p")
     folded = doc.select_one("details.hide .cell_input pre")
     assert solution is not None and folded is not None, f"{lang}/{name}: no folded solution or code"
-    # The solution's words before its first formula; the folded code's first line.
+    # The solution's words before its first formula; the folded code's first line, up to
+    # its comment (printed, a long line wraps).
     words = _flat(solution.find(string=True, recursive=False) or solution.get_text())[:40]
-    code = _flat(folded.get_text().strip().splitlines()[0])
+    code = _flat(folded.get_text().strip().splitlines()[0].split("#")[0])[:30]
     ctx = _new_context(browser)
     try:
         page = ctx.new_page()
