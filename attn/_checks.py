@@ -104,6 +104,8 @@ def sequence(name, x, d_in, context_length=None, *, d_name="d_in", dtype=None):
         raise ValueError(
             f"{name} has T={x.size(-2)} tokens, more than context_length={context_length}"
         )
+    if x.numel() == 0:
+        raise ValueError(f"{name} must hold at least one token (T >= 1, B >= 1), got shape {tuple(x.shape)}")
     unbatched = x.dim() == 2
     if unbatched:
         x = x.unsqueeze(0)  # (T, d_in) -> (1, T, d_in)
@@ -216,10 +218,16 @@ def attention(q, k, v, mask=None, *, is_causal=False, scale=None, dropout_p=0.0,
             f"v must have T_k={k.size(-2)} rows like k, got v shape {tuple(v.shape)} "
             f"and k shape {tuple(k.shape)}"
         )
+    try:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"q, k and v must have batch dimensions (...) that broadcast, got shapes "
+            f"{tuple(q.shape)}, {tuple(k.shape)} and {tuple(v.shape)}"
+        ) from None
     flag("is_causal", is_causal)
     flag("return_weights", return_weights)
     if mask is not None:
-        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
         bool_mask("mask", mask, (*batch, q.size(-2), k.size(-2)), floating=True)
     return optional_real("scale", scale), probability("dropout_p", dropout_p)
 
@@ -287,6 +295,8 @@ def token_ids(name, tokens, vocab_size, max_len):
         raise TypeError(f"{name} must be an integer tensor of ids, got dtype {tokens.dtype}")
     if tokens.dim() not in (1, 2):
         raise ValueError(f"{name} must have shape (T,) or (B, T), got shape {tuple(tokens.shape)}")
+    if tokens.numel() == 0:
+        raise ValueError(f"{name} must hold at least one id (T >= 1, B >= 1), got shape {tuple(tokens.shape)}")
     if tokens.size(-1) > max_len:
         raise ValueError(f"{name} has T={tokens.size(-1)} ids, more than context_length={max_len}")
     if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):

@@ -55,6 +55,8 @@ class PrepareForMultiHeadAttention(nn.Module):
     def forward(self, x):
         """Project the last axis and split it into ``[heads, d_k]``."""
         _checks.tensor("x", x, floating=True)
+        if x.dtype != self.linear.weight.dtype:
+            raise TypeError(f"x must have dtype {self.linear.weight.dtype} like the weights, got {x.dtype}")
         if x.dim() < 1 or x.size(-1) != self.d_model:
             raise ValueError(
                 f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}"

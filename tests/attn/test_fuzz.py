@@ -1,0 +1,118 @@
+"""Fuzz of bad inputs over the public API: nothing but ``ValueError`` or ``TypeError``.
+
+hypothesis draws, for every argument of every public function, constructor and
+``forward``, a value of any kind: tensors of odd shapes (empty axes included) and
+dtypes, numbers (negative, zero, NaN), strings, ``None``, lists.  Good inputs may
+succeed; a bad one must be refused at the public boundary with a ``ValueError`` or a
+``TypeError`` (the package's rule, ``attn/_checks.py``), never an ``IndexError``,
+``RuntimeError``, ``ZeroDivisionError`` or a bare ``AssertionError`` from inside.
+"""
+
+import inspect
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import attn
+import attn.functional as AF
+
+FUNCTIONS = [
+    AF.alibi_bias, AF.alibi_slopes, AF.attention_weights, AF.causal_mask, AF.masked_softmax,
+    AF.merge_heads, AF.merge_partial_attention, AF.padding_mask, AF.scaled_dot_product_attention,
+    AF.simplified_self_attention, AF.sink_window_mask, AF.sliding_window_mask, AF.split_heads,
+    AF.tiled_attention, attn.kv_cache_bytes, attn.latent_cache_bytes, attn.mean_pool_kv_heads,
+]
+MODULES = [
+    attn.SelfAttentionV1, attn.SelfAttentionV2, attn.CausalAttention, attn.MultiHeadAttentionWrapper,
+    attn.MultiHeadAttention, attn.SeqFirstMultiHeadAttention, attn.PositionalEncoding,
+    attn.TransformerInputBlock, attn.RotaryEmbedding, attn.GroupedQueryAttention,
+    attn.MultiHeadLatentAttention, attn.PrepareForMultiHeadAttention,
+]
+ALLOWED = (ValueError, TypeError)
+
+shapes = st.lists(st.integers(0, 3), min_size=0, max_size=4)
+dtypes = st.sampled_from([torch.float32, torch.float64, torch.float16, torch.int64, torch.bool])
+
+
+@st.composite
+def tensors(draw):
+    shape, dtype = draw(shapes), draw(dtypes)
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype == torch.int64:
+        return torch.randint(-2, 4, shape)
+    return torch.randn(shape).to(dtype)
+
+
+values = st.one_of(
+    tensors(),
+    st.integers(-2, 4),
+    st.sampled_from([0.0, -1.0, 0.5, float("nan"), float("inf"), True, None, "x", "bottom_right", [1, 2], ()]),
+)
+
+
+def required(fn):
+    params = inspect.signature(fn).parameters.values()
+    return [p for p in params if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def optional(fn):
+    params = inspect.signature(fn).parameters.values()
+    # device and dtype go to torch as they are: torch's own errors, not the package's.
+    return [p.name for p in params if p.default is not inspect.Parameter.empty
+            and p.name not in ("device", "dtype")]
+
+
+def call(fn, data):
+    args = {p.name: data.draw(values, label=p.name) for p in required(fn)}
+    for name in optional(fn):
+        if data.draw(st.booleans(), label=f"set {name}"):
+            args[name] = data.draw(values, label=name)
+    return fn(**args)
+
+
+def check(fn, data):
+    try:
+        call(fn, data)
+    except ALLOWED:
+        pass
+
+
+fuzz = settings(max_examples=100, suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+@fuzz
+@given(data=st.data())
+def test_functions_refuse_bad_input_with_value_or_type_error(fn, data):
+    check(fn, data)
+
+
+@pytest.mark.parametrize("cls", MODULES, ids=lambda c: c.__name__)
+@fuzz
+@given(data=st.data())
+def test_modules_refuse_bad_arguments_with_value_or_type_error(cls, data):
+    check(cls, data)
+
+
+@st.composite
+def small_ints(draw):
+    return draw(st.integers(1, 4))
+
+
+@pytest.mark.parametrize("cls", MODULES, ids=lambda c: c.__name__)
+@fuzz
+@given(data=st.data())
+def test_module_forward_refuses_bad_input_with_value_or_type_error(cls, data):
+    # A module built with small sizes (widths 2, two heads), which the drawn tensors often fit, then fed anything.
+    sizes = {"d_in": 2, "d_out": 2, "d_model": 2, "d": 2, "context_length": 3, "max_len": 3,
+             "num_heads": 2, "heads": 2, "h": 2, "d_k": 1, "head_dim": 2, "d_head": 2, "dim": 2,
+             "vocab_size": 3, "num_kv_heads": 1, "dropout": 0.0, "kv_latent_dim": 2, "bias": True}
+    try:
+        m = cls(**{p.name: sizes[p.name] for p in required(cls) if p.name in sizes})
+    except ALLOWED:
+        pytest.skip(f"{cls.__name__}: the fuzz's sizes do not fit its constructor")
+    check(m.forward, data)
