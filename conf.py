@@ -91,7 +91,10 @@ nb_execution_mode = "cache"
 nb_execution_cache_path = str(ROOT / "_build" / ".jupyter_cache")
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
-nb_execution_timeout = 600
+# No limit on a cell's time by default: a busy 2-core machine takes minutes over a
+# training cell. To stop a cell that hangs, set one in seconds:
+# BOOK_CELL_TIMEOUT=900 make html (-1: no limit).
+nb_execution_timeout = int(os.environ.get("BOOK_CELL_TIMEOUT", "-1"))
 nb_merge_streams = True
 # myst-nb writes the executed notebooks and their images beside the output folder
 # (<outdir>/../jupyter_execute): the Makefile builds each language into its own tree,
