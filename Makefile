@@ -1,7 +1,9 @@
 # The attention book. `make help` lists the targets.
 PYTHON      ?= python
 SPHINXBUILD ?= $(PYTHON) -m sphinx
-SPHINXOPTS  ?= -W --keep-going -q
+# No -q: a long build shows it is alive, a line per page read, executed and written
+# (myst-nb: "Executing notebook ...", "Executed notebook in ... seconds").
+SPHINXOPTS  ?= -W --keep-going
 SOURCEDIR    = docs
 BUILDDIR     = _build
 # docs/_ext/book_languages.py holds the list (the source language first).
@@ -16,7 +18,7 @@ SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
 
 .PHONY: help html $(addprefix html-,$(LANGUAGES)) root-index gettext update-po translation-check \
         pdf $(addprefix pdf-,$(LANGUAGES)) epub $(addprefix epub-,$(LANGUAGES)) book \
-        test test-fast livehtml clean
+        test test-fast test-pkg test-spelling livehtml clean clean-html clean-pdf clean-epub clean-cache
 
 help:
 	@echo "make html               both languages: the site $(BUILDDIR)/html (en/, es/), from $(BUILDDIR)/html-<lang>"
@@ -32,7 +34,12 @@ help:
 	@echo "make translation-check  fail on any untranslated or fuzzy Spanish message"
 	@echo "make test               every test: package, catalogs, build, browser"
 	@echo "make test-fast          the package and catalog tests only (no book build)"
+	@echo "make test-pkg           the package's tests and the linter only: the quick loop (about 30 s)"
+	@echo "make test-spelling      spelling, terminology and style of the Spanish catalogs"
 	@echo "make livehtml           rebuild the English book on every change (sphinx-autobuild)"
+	@echo "make clean-html         remove the site (keeps the notebook cache: no page runs again)"
+	@echo "make clean-pdf          remove the PDF build, clean-epub the EPUB build (same)"
+	@echo "make clean-cache        remove the notebook cache and the gallery: all code runs again"
 	@echo "make clean              remove everything the build wrote"
 
 # English first: its run fills the notebook cache and the gallery, which the
@@ -62,6 +69,7 @@ root-index:
 pdf: $(addprefix pdf-,$(LANGUAGES))
 
 $(addprefix pdf-,$(LANGUAGES)): pdf-%:
+	rm -rf $(BUILDDIR)/latex/$*  # a run stopped half-way leaves files the next one trips on
 	$(SPHINX) -b latex -D language=$* -d $(BUILDDIR)/doctrees/latex-$* $(SOURCEDIR) $(BUILDDIR)/latex/$*
 	$(MAKE) -C $(BUILDDIR)/latex/$* all-pdf LATEXMKOPTS="-silent"
 	$(PYTHON) tools/print_check.py pdf $(BUILDDIR)/latex/$* $(BUILDDIR)/html-$*/downloads $(BUILDDIR)/html/$*/downloads
@@ -98,9 +106,31 @@ test:
 test-fast:
 	$(PYTHON) -m pytest -m "not book"
 
+# The quick loop while changing the package: its tests and the linter, no catalogs, no book.
+test-pkg:
+	$(PYTHON) -m pytest tests/attn tests/test_lint.py -m "not book and not spelling"
+
+# The Spanish catalogs' spelling (hunspell-es), terminology and style (marker in pytest.ini).
+test-spelling:
+	$(PYTHON) -m pytest tests/i18n -m spelling
+
 livehtml:
 	sphinx-autobuild -c . -D language=$(SOURCELANG) -d $(BUILDDIR)/doctrees/live \
 	  --ignore "*/auto_examples/*" $(SOURCEDIR) $(BUILDDIR)/live
+
+# Each output alone; the notebook cache (_build/.jupyter_cache) and the gallery
+# (docs/auto_examples) stay, so the next build runs no code that has not changed.
+clean-html:
+	rm -rf $(BUILDDIR)/html $(addprefix $(BUILDDIR)/html-,$(LANGUAGES)) $(addprefix $(BUILDDIR)/doctrees/,$(LANGUAGES)) $(BUILDDIR)/jupyter_execute
+
+clean-pdf:
+	rm -rf $(BUILDDIR)/latex $(addprefix $(BUILDDIR)/doctrees/latex-,$(LANGUAGES))
+
+clean-epub:
+	rm -rf $(BUILDDIR)/epub $(addprefix $(BUILDDIR)/doctrees/epub-,$(LANGUAGES))
+
+clean-cache:
+	rm -rf $(BUILDDIR)/.jupyter_cache $(SOURCEDIR)/auto_examples $(SOURCEDIR)/sg_execution_times.rst
 
 clean:
 	rm -rf $(BUILDDIR) $(SOURCEDIR)/auto_examples $(SOURCEDIR)/sg_execution_times.rst

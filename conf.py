@@ -91,7 +91,10 @@ nb_execution_mode = "cache"
 nb_execution_cache_path = str(ROOT / "_build" / ".jupyter_cache")
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
-nb_execution_timeout = 600
+# No limit on a cell's time by default: a busy 2-core machine takes minutes over a
+# training cell. To stop a cell that hangs, set one in seconds:
+# BOOK_CELL_TIMEOUT=900 make html (-1: no limit).
+nb_execution_timeout = int(os.environ.get("BOOK_CELL_TIMEOUT", "-1"))
 nb_merge_streams = True
 # myst-nb writes the executed notebooks and their images beside the output folder
 # (<outdir>/../jupyter_execute): the Makefile builds each language into its own tree,
@@ -138,8 +141,9 @@ html_math_renderer = "mathml"
 html_theme = "sphinx_book_theme"
 html_static_path = [str(ROOT / "docs" / "_static")]
 html_css_files = ["book.css"]
-# The .py and .ipynb downloads download when the book is opened from disk too.
-html_js_files = [("book-downloads.js", {"defer": "defer"})]
+# The .py and .ipynb downloads download when the book is opened from disk too;
+# book-site.js: wide inline formulas on phones (book.css).
+html_js_files = [("book-downloads.js", {"defer": "defer"}), ("book-site.js", {"defer": "defer"})]
 html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
 # Where the book is served (Read the Docs tells each build: /en/latest/, /es/latest/).
 # book_hosting reads it for the language switcher and the hreflang links, and derives
@@ -157,7 +161,8 @@ ogp_social_cards = {"enable": False}
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
-html_context = {"default_mode": "light"}
+# Light or dark as the reader's system prefers (the theme's switch still chooses).
+html_context = {"default_mode": "auto"}
 html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": False,

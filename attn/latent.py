@@ -148,7 +148,7 @@ class MultiHeadLatentAttention(nn.Module):
             q = torch.cat((q, q_rope), dim=-1)  # (B, h, T, d_head + d_r) | (B, h, T, d_c + d_r)
         mask = torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P) if P and T > 1 else None  # bottom-right: keys 0 .. P + i
         p = self.dropout.p if self.training else 0.0
-        out, att = AF._attention(  # h_kv = 1 (absorb): k, v broadcast over h; (B, h, T, d_c | d_head), (B, h, T, P + T)
+        out, att = AF._attention(  # absorb: h_kv = 1, k, v (B, 1, ...) -> (B, h, ...); out (B, h, T, d_c | d_head), att (B, h, T, P + T)
             q, k, v, mask, is_causal=not P and T > 1, dropout_p=p, scale=self.scale, return_weights=return_weights
         )
         if absorb:  # sum_j a_j W_uv c_j = W_uv (sum_j a_j c_j)

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from . import _checks
 from .grouped_query import GroupedQueryAttention
-from .kv_cache import KVCache
+from .kv_cache import KVCache, _causal_attention
 
 __all__ = ["TinyLM", "Block", "pattern_batch", "train", "evaluate", "step_times"]
 
@@ -52,7 +52,12 @@ class Block(nn.Module):
 
     def forward(self, x, cache=None):
         """``x`` ``(B, T, d_model)``; ``cache``: this block's :class:`attn.KVCache` or ``None``."""
-        x = x + self.attn(self.ln1(x), cache=cache)  # (B, T, d_model)
+        _checks.forward_inputs(self.attn, x, False, cache=cache)
+        return self._forward(x, cache)
+
+    def _forward(self, x, cache):
+        """:meth:`forward` on checked inputs (what :class:`TinyLM` calls at every step)."""
+        x = x + _causal_attention(self.attn, self.ln1(x), cache, False)  # (B, T, d_model)
         return x + self.mlp(self.ln2(x))  # (B, T, d_model)
 
 
@@ -125,7 +130,7 @@ class TinyLM(nn.Module):
         """:meth:`forward` on checked inputs (the decoding loops call this one)."""
         x = self.tok_emb(idx)  # (B, T) -> (B, T, d_model)
         for i, block in enumerate(self.blocks):
-            x = block(x, cache=None if caches is None else caches[i])  # (B, T, d_model)
+            x = block._forward(x, None if caches is None else caches[i])  # (B, T, d_model)
         return self.head(self.ln_f(x))  # (B, T, d_model) -> (B, T, V)
 
     @torch.no_grad()

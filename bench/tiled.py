@@ -28,9 +28,6 @@ that large blocks freed by one call are returned to the system before the next.
 Linux only.
 """
 import os
-import re
-import statistics
-import subprocess
 import sys
 import time
 
@@ -40,17 +37,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 import attn.functional as AF  # noqa: E402
+from attn import measure  # noqa: E402
 
 H, D_HEAD, BLOCK = 4, 64, 128
 LENGTHS = (512, 1024, 2048, 4096)
 REPEATS = {512: 7, 1024: 5, 2048: 3, 4096: 3}
 TARGET = 8  # at T=4096, explicit peak / tiled peak must be at least this
 
-PATHS = {
-    "fused": lambda q, k, v, block: AF.scaled_dot_product_attention(q, k, v),
-    "tiled": lambda q, k, v, block: AF.tiled_attention(q, k, v, block_size=block),
-    "explicit": lambda q, k, v, block: AF.scaled_dot_product_attention(q, k, v, return_weights=True),
-}
+PATHS = measure.PATHS
 
 
 def inputs(T, heads=H, d_head=D_HEAD, seed=0):
@@ -60,52 +54,13 @@ def inputs(T, heads=H, d_head=D_HEAD, seed=0):
 
 
 def times_ms(T, repeats, heads=H, d_head=D_HEAD, block=BLOCK, paths=tuple(PATHS)):
-    """Median wall time in ms of each path at length ``T`` (interleaved, after a warm-up)."""
-    q, k, v = inputs(T, heads, d_head)
-    runs = {name: [] for name in paths}
-    with torch.no_grad():
-        for name in paths:
-            PATHS[name](q, k, v, block)
-        for _ in range(repeats):
-            for name in paths:
-                start = time.perf_counter()
-                PATHS[name](q, k, v, block)
-                runs[name].append(time.perf_counter() - start)
-    return {name: 1e3 * statistics.median(ts) for name, ts in runs.items()}
+    """Median wall time in ms of each path at length ``T`` (:func:`attn.measure.times_ms`)."""
+    return measure.times_ms(T, repeats, heads, d_head, block, paths, clock=time.perf_counter)
 
 
 def peak_mib(cases, heads=H, d_head=D_HEAD, block=BLOCK):
-    """Peak memory in MiB that each ``(path, T)`` call adds, measured in a fresh process.
-
-    All of ``cases`` run in one new Python process, one after the other; pass one case
-    at a time for one process per call.
-    """
-    args = [f"{name}:{T}" for name, T in cases]
-    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072", "PYTHONPATH": ROOT}
-    cmd = [sys.executable, os.path.abspath(__file__), "--peak", str(heads), str(d_head), str(block), *args]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
-    return {(name, int(T)): float(mib) for name, T, mib in (line.split() for line in out.splitlines())}
-
-
-def _kib(field):
-    return int(re.search(rf"^{field}:\s+(\d+) kB", open("/proc/self/status").read(), re.M)[1])
-
-
-def _child(heads, d_head, block, cases):
-    """In the fresh process: one line ``path T MiB`` per case."""
-    torch.set_grad_enabled(False)
-    for fn in PATHS.values():  # a first call loads kernels and libraries: not measured
-        fn(*inputs(2 * block, heads, d_head), block)
-    for case in cases:
-        name, T = case.split(":")
-        q, k, v = inputs(int(T), heads, d_head)
-        before = _kib("VmRSS")
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # the high-water mark starts again from the current size
-        out = PATHS[name](q, k, v, block)
-        peak = _kib("VmHWM") - before
-        del out
-        print(name, T, f"{peak / 1024:.2f}", flush=True)
+    """Peak memory in MiB of each ``(path, T)`` call, in a fresh process (:func:`attn.measure.peak_mib`)."""
+    return measure.peak_mib(cases, heads, d_head, block)
 
 
 def main():
@@ -132,8 +87,4 @@ def main():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--peak"]:
-        heads, d_head, block = map(int, sys.argv[2:5])
-        _child(heads, d_head, block, sys.argv[5:])
-    else:
-        main()
+    main()

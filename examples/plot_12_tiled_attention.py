@@ -35,7 +35,7 @@ fixes = [torch.exp(torch.tensor(a - b)).item() for a, b in zip(running_max, runn
 print("m (n = 8, 16, ..., 64):", [round(m, 3) for m in running_max])
 print("exp(m - m_new) (b = 2..8):", [round(f, 3) for f in fixes])
 
-fig, (ax_s, ax_o) = plt.subplots(1, 2, figsize=(11, 3.6), facecolor="white")
+fig, ax_s = plt.subplots(figsize=(6, 3.6), facecolor="white")
 ax_s.bar(range(T), s, color="tab:blue", alpha=0.6, label="$s_j$")
 ax_s.step([n - block - 0.5 for n in ends] + [T - 0.5], running_max + running_max[-1:], where="post",
           color="tab:red", label="$m$")
@@ -56,6 +56,7 @@ partial = [AF.tiled_attention(q, k[:n], v[:n], block_size=block).item() for n in
 exact = F.scaled_dot_product_attention(q, k, v).item()
 print("a / l (n = 8, 16, ..., 64):", [round(o, 4) for o in partial])
 print(f"F.scaled_dot_product_attention: {exact:.4f}   |tiled - fused| = {abs(partial[-1] - exact):.1e}")
+fig, ax_o = plt.subplots(figsize=(6, 3.6), facecolor="white")
 ax_o.plot(ends, partial, marker="o", label=r"$a / \ell$")
 ax_o.axhline(exact, color="gray", ls="--", label="F.scaled_dot_product_attention")
 ax_o.set_xlabel("$n$")

@@ -18,23 +18,25 @@ and one post-transform, :class:`EntriesAsList`: the page lists its entries witho
 numbers docutils gives citations, and keeps them in place in the PDF.
 
 :func:`citation_text` writes a citation as the page shows it, for the chapters'
-notebooks (``chapter_notebooks``), where no Sphinx role is left::
+notebooks (``chapter_notebooks``), where no Sphinx role is left, with the ``book``
+referencing style's own templates::
 
     python docs/_ext/book_bibliography.py vaswani2017 t    # Vaswani et al. (2017)
 """
 
 import dataclasses
 import functools
-import re
 import sys
 from pathlib import Path
 
 import pybtex.plugin
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
-from pybtex.richtext import Text
+from pybtex.richtext import BaseMultipartText, Text
 from pybtex.style.formatting import BaseStyle, toplevel
 from pybtex.style.template import field, href, join, node, optional, sentence, tag
+from sphinxcontrib.bibtex.domain import SphinxReferenceInfo
+from sphinxcontrib.bibtex.richtext import BaseReferenceText
 
 # The bibliography file, relative to the repository (conf.py: bibtex_bibfiles).
 BIBFILE = "docs/references.bib"
@@ -177,20 +179,6 @@ class EntriesAsList(SphinxPostTransform):
 
 # -- citations as plain text (the chapters' notebooks) ----------------------------------------------
 
-# Keys only: a pre or post text (``{cite:t}`vaswani2017{Table 1}```) cannot be translated (Sphinx
-# warns when a translated message's reference targets differ): say it in the sentence.
-CITE = re.compile(r"\s*(?P<key>[^\s{},]+)\s*")
-
-
-def _last_names(entry):
-    persons = list(entry.persons.get("author", []))
-    cut = bool(persons) and str(persons[-1]) == "others"
-    names = [" ".join(p.prelast_names + p.last_names) for p in persons if str(p) != "others"]
-    names = [re.sub(r"[{}]", "", Text.from_latex(n).render_as("text")) for n in names]
-    if len(names) >= 3 or cut:
-        return names[0] + ET_AL
-    return AND.join(names)
-
 
 def entry_url(entry):
     """The address an entry links first: its DOI, its arXiv page or its url."""
@@ -203,39 +191,42 @@ def entry_url(entry):
 
 
 @functools.cache
-def _style():
-    return BookStyle()  # pybtex looks its plugins up in the installed packages' metadata: once
+def _styles():
+    """The entries' style and the citations' (pybtex finds plugins in packages' metadata: once)."""
+    return BookStyle(), _reference_style()()
 
 
-def citation_parts(entries, role, content):
-    """``{cite:t}`vaswani2017``` read into ``[(shown, url)]``, one per cited work.
-
-    ``role`` is the role's last part (``t`` or ``p``), ``content`` its text: one or
-    more keys separated by commas.  ``shown`` is what names the work (``Vaswani et
-    al. (2017)`` or ``Vaswani et al., 2017``), ``url`` its address (:func:`entry_url`).
-    """
-    parts = []
-    for item in content.split(","):
-        match = CITE.fullmatch(item)
-        if not match or match["key"] not in entries:
-            raise ValueError(f"cannot read the citation {content!r} (keys: {BIBFILE})")
-        entry = entries[match["key"]]
-        names, year = _last_names(entry), entry.fields["year"]
-        shown = f"{names} ({year})" if role.startswith("t") else f"{names}, {year}"
-        parts.append((entry, (shown, entry_url(entry))))
-    # In the bibliography's order, as sphinxcontrib.bibtex writes them.
-    order = {id(e): i for i, e in enumerate(_style().sort([e for e, _ in parts]))}
-    return [part for entry, part in sorted(parts, key=lambda p: order[id(p[0])])]
+def _plain(text):
+    """Rich text as plain text, a reference (a docutils node on the page) as its words."""
+    if isinstance(text, BaseReferenceText):
+        text = Text(*text.parts)
+    if isinstance(text, BaseMultipartText):
+        return "".join(_plain(part) for part in text.parts)
+    return text.render_as("text")
 
 
 def citation_text(entries, role, content, link=None):
     """A citation as the page shows it: ``Vaswani et al. (2017)``, ``(Dao et al., 2022)``.
 
-    ``link(shown, url)``, if given, writes each work's part (Markdown links, say).
+    ``role`` is the role's last part (``t`` or ``p``), ``content`` its keys, separated
+    by commas: written by the ``book`` referencing style, as sphinxcontrib-bibtex
+    writes the page, the works in the bibliography's order.  ``link(shown, url)``, if
+    given, writes each work's part (Markdown links, say).  Keys only: a pre or
+    post text (``{cite:t}`vaswani2017{Table 1}```) cannot be translated (Sphinx warns
+    when a translated message's reference targets differ): say it in the sentence.
     """
-    pieces = [link(shown, url) if link else shown for shown, url in citation_parts(entries, role, content)]
-    text = "; ".join(pieces)
-    return text if role.startswith("t") else f"({text})"
+    keys = [key.strip() for key in content.split(",")]
+    if not all(key in entries for key in keys):
+        raise ValueError(f"cannot read the citation {content!r} (keys: {BIBFILE})")
+    entry_style, style = _styles()
+    parts = []
+    for entry in entry_style.sort([entries[key] for key in keys]):
+        # (builder, fromdocname, todocname, citation_id, title, pre_text, post_text): none is read here.
+        info = SphinxReferenceInfo(None, "", "", entry.key, None, "", "")
+        data = {"entry": entry, "formatted_entry": None, "reference_info": info, "style": style}
+        shown = _plain(style.inner(role).format_data(data))
+        parts.append(Text(link(shown, entry_url(entry)) if link else shown))
+    return style.outer(role, parts).format().render_as("text")
 
 
 def load_entries(path=BIBPATH):

@@ -12,6 +12,9 @@ import re
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 # TeX as characters; a command this list does not know loses its backslash.
 TEX_TEXT = [
@@ -89,3 +92,29 @@ def resolve_roles(text, ref_title, code="`", cite=None):
         return content
 
     return ROLE.sub(role, text)
+
+
+def ref_titles(env, base=""):
+    """``title(target, role)`` for :func:`resolve_roles`: what a ``ref`` or ``doc`` shows.
+
+    A title in italics, as titles are set apart (reST and Markdown alike); with
+    ``base``, the site's address, a ``ref`` is a Markdown link to its target.
+    """
+    labels = env.domains.standard_domain.labels
+    base = base.rstrip("/") + "/" if base else ""
+
+    def italic(text):
+        return "*" + text.replace("*", "\\*") + "*"
+
+    def title(target, role):
+        if role == "doc":
+            name = target.lstrip("/")
+            return italic(env.titles[name].astext() if name in env.titles else target)
+        entry = labels.get(target.lower())
+        if entry is None:
+            logger.warning(f"{{{role}}}`{target}`: no such label", type="book_text")
+            return target
+        docname, labelid, text = entry
+        return f"[{text}]({base}{docname}.html#{labelid})" if base else italic(text)
+
+    return title

@@ -34,7 +34,7 @@ from book_languages import SOURCE, catalog
 from book_listings import strip_docstrings
 from book_outputs import coalesce_streams
 from book_downloads import DOWNLOADS, archive_stem
-from book_text import resolve_roles
+from book_text import ref_titles, resolve_roles
 from translated_downloads import lookup, write_download
 
 _ = get_translation("sphinx")
@@ -317,29 +317,6 @@ def notebook_name(docname):
     return PurePosixPath(docname).name + ".ipynb"
 
 
-def _ref_title(app):
-    std = app.env.domains.standard_domain
-    base = app.config.html_baseurl
-    if base and not base.endswith("/"):
-        base += "/"
-
-    def title(target, role):
-        if role == "doc":
-            name = target.lstrip("/")
-            text = app.env.titles[name].astext() if name in app.env.titles else target
-            return "*" + text.replace("*", "\\*") + "*"
-        entry = std.labels.get(target.lower())
-        if entry is None:
-            logger.warning(f"chapter_notebooks: {{{role}}}`{target}`: no such label", type="chapter_notebooks")
-            return target
-        docname, labelid, text = entry
-        if base:
-            return f"[{text}]({base}{docname}.html#{labelid})"
-        return "*" + text.replace("*", "\\*") + "*"  # a title, set apart as titles are
-
-    return title
-
-
 def _include(app, docname):
     from sphinx.directives.code import LiteralInclude, LiteralIncludeReader
 
@@ -374,7 +351,7 @@ def chapter_notebook(app, docname, translate=True):
     converter = Converter(
         md_parser(env.myst_config),
         catalog(lang, docname),
-        _ref_title(app),
+        ref_titles(env, app.config.html_baseurl),
         _include(app, docname),
         translate=translate and lang != SOURCE,
     )

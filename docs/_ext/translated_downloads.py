@@ -27,7 +27,7 @@ import zipfile
 from pathlib import Path
 
 from book_languages import SOURCE, catalog
-from book_text import resolve_roles
+from book_text import ref_titles, resolve_roles
 
 WIDTH = 88
 UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>])\1+$")
@@ -131,17 +131,6 @@ def translated_notebook(script_text, gallery_conf, target_dir):
         return Path(tmp, "example.ipynb").read_text(encoding="utf-8")
 
 
-def ref_title(env):
-    """``{ref}`` -> its target's title, in italics as titles are set apart (reST and Markdown alike)."""
-    labels = env.domains.standard_domain.labels
-
-    def title(target, role):
-        entry = labels.get(target.lower())
-        return f"*{entry[2]}*" if entry else target
-
-    return title
-
-
 def _rewrite_downloads(app, exception):
     if exception is not None or app.builder.name != "html":
         return
@@ -150,7 +139,7 @@ def _rewrite_downloads(app, exception):
         target_dir = Path(app.srcdir, gallery)
         for script in sorted(target_dir.glob("*.py")):
             messages = None if lang == SOURCE else catalog(lang, f"{gallery}/{script.stem}")
-            text = translate_script(script.read_text(encoding="utf-8"), messages, [], ref_title(app.env))
+            text = translate_script(script.read_text(encoding="utf-8"), messages, [], ref_titles(app.env))
             files = {f"{script.stem}.py": text, f"{script.stem}.ipynb": translated_notebook(text, conf, target_dir)}
             downloads = Path(app.outdir, "_downloads")
             for name, content in files.items():

@@ -1,6 +1,7 @@
 """The public API keeps the contract the book is written against."""
 import inspect
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -66,12 +67,31 @@ def test_forward_signature(cls):
     assert str(inspect.signature(cls.forward)).replace("self, ", "") == FORWARDS[cls]
 
 
+# A shape as the docstrings write it: ``(B, T, d_in)``, ``(..., T_q, d_k)``, ``[seq, batch, d_model]``;
+# at least two axes, one of them a sequence, batch or width axis (not ``(float, optional)``).
+_AXIS = r"(?:\.\.\.|[A-Za-z_]\w*(?: [*/+-]{1,2} \w+)*)"
+_SHAPE = re.compile(rf"[(\[]{_AXIS}(?:, {_AXIS})+[)\]]")
+_SEQ_AXIS = re.compile(r"(?<![\w.])(?:B|T(?:_\w+)?|d(?:_\w+)?|h(?:_\w+)?|seq(?:_\w+)?|batch|\.\.\.)(?!\w)")
+NO_SHAPES = {attn.journey, attn.kv_cache_bytes, attn.latent_cache_bytes}  # they return sizes, not tensors
+
+
+def shapes(doc):
+    """The tensor shapes a docstring states."""
+    return [m.group(0) for m in _SHAPE.finditer(doc) if _SEQ_AXIS.search(m.group(0))]
+
+
+def test_shapes_finds_shapes_only():
+    assert shapes("x (torch.Tensor): ``(B, T, d_in)``; out ``[seq, batch, h * d_k]``") == [
+        "(B, T, d_in)", "[seq, batch, h * d_k]"]
+    assert not shapes("The model (T) reads the text (float, optional) (int) (torch.Tensor or int)")
+
+
 @pytest.mark.parametrize("obj", list(SIGNATURES), ids=lambda o: o.__name__)
 def test_docstrings_give_shapes(obj):
     doc = inspect.getdoc(obj) or ""
     assert len(doc) > 80
-    if obj is not attn.journey:
-        assert "(" in doc and ("T" in doc or "seq" in doc or "d_" in doc)
+    if obj not in NO_SHAPES:
+        assert shapes(doc), f"{obj.__name__} docstring states no shape such as (B, T, d_in)"
     if inspect.isclass(obj):
         params = inspect.signature(obj).parameters
         for name in params:  # every constructor argument is described

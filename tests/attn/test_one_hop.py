@@ -19,6 +19,7 @@ from torch.testing import assert_close
 
 import attn
 import attn.functional as AF
+from attn.tiny_lm import TinyLM
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "attn"
@@ -265,3 +266,44 @@ def test_any_object_with_update_and_len_is_a_cache(name):
     for wrong in ({"k": None}, {1, 2}, [], object()):
         with pytest.raises(TypeError, match=r"cache must be an attn.KVCache or None \(an object with update"):
             m(x[:, :1], cache=wrong)
+
+
+def _count_checker_calls(monkeypatch):
+    """Wrap every public function of ``attn._checks``; return the dict of call counts."""
+    from attn import _checks
+
+    counts = {}
+    for name, fn in list(vars(_checks).items()):
+        if callable(fn) and not name.startswith("_") and getattr(fn, "__module__", "") == _checks.__name__:
+            def counted(*args, _fn=fn, _name=name, **kwargs):
+                counts[_name] = counts.get(_name, 0) + 1
+                return _fn(*args, **kwargs)
+            monkeypatch.setattr(_checks, name, counted)
+    return counts
+
+
+@pytest.mark.parametrize("h_kv", [4, 1])
+def test_generation_checks_at_the_boundary_only(h_kv, monkeypatch):
+    # generate() checks its arguments once; the decoding loop calls the blocks' kernels,
+    # so the number of checker calls does not grow with the tokens generated.
+    torch.manual_seed(0)
+    model = TinyLM(16, 32, d_model=16, num_layers=2, num_heads=4, num_kv_heads=h_kv).eval()
+    prompt = torch.zeros(1, 3, dtype=torch.long)
+    totals = []
+    for new in (2, 6):
+        counts = _count_checker_calls(monkeypatch)
+        model.generate(prompt, new)
+        totals.append(sum(counts.values()))
+        monkeypatch.undo()
+    assert totals[0] > 0, "the spy saw no check at all"
+    assert totals[0] == totals[1], f"checker calls grow with the tokens generated: {totals}"
+
+
+def test_a_module_call_is_checked_once(monkeypatch):
+    # The counter sees the checks of a public forward: one forward_inputs per call.
+    m = attn.GroupedQueryAttention(16, 16, 8, 0.0, 4, 2).eval()
+    counts = _count_checker_calls(monkeypatch)
+    cache = attn.KVCache()
+    m(torch.randn(1, 3, 16), cache=cache)
+    m(torch.randn(1, 1, 16), cache=cache)
+    assert counts.get("forward_inputs") == 2, counts

@@ -260,3 +260,25 @@ def test_downloaded_notebook_runs_on_its_own(site_dir, tmp_path, monkeypatch):
     # Seeded, so it prints what the book printed.
     assert [notebook_outputs(c) for c in code_cells(nb)] == built
     assert any(("image",) in outputs for outputs in built), "the notebook run draws no figure"
+
+
+# -- every notebook, both languages, run outside the repository ----------------------------
+
+
+@pytest.mark.parametrize("lang, chapter", PARAMS)
+def test_every_downloaded_notebook_runs_outside_the_repository(site_dir, tmp_path, monkeypatch, lang, chapter):
+    # As a reader runs it: in a folder of its own, nothing of the repository on the path
+    # but the package (``pip install`` gives the same), a fresh kernel, the build's
+    # executor (nbclient). A notebook that imports anything else (``bench``) fails here.
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site-packages"))
+    (tmp_path / "site-packages").mkdir()
+    (tmp_path / "site-packages" / "attn").symlink_to(ROOT / "attn", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    nb = read_notebook(site_dir, lang, chapter)
+    work = tmp_path / "work"
+    work.mkdir()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+    errors = [o for c in code_cells(nb) for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors

@@ -106,6 +106,7 @@ def rejected_uses(text, rows):
     return found
 
 
+@pytest.mark.spelling
 def test_rejected_uses_finds_the_old_terms():
     # The check itself must be able to fail: each row's rejected forms are found
     # in a sentence, quoted mentions and allowed phrases are not.
@@ -120,6 +121,7 @@ def test_rejected_uses_finds_the_old_terms():
     assert not rejected_uses("La vía rápida de la atención multicabeza, de dimensión 16.", rows)
 
 
+@pytest.mark.spelling
 def test_terminology_rejected_terms_are_not_used():
     rows = terminology()
     found = [
@@ -130,6 +132,7 @@ def test_terminology_rejected_terms_are_not_used():
     assert not found, "\n".join(found[:30])
 
 
+@pytest.mark.spelling
 def test_terminology_chosen_terms_are_used():
     # Each fixed term appears in the Spanish catalogs as soon as its English term
     # appears in the English messages (Part II terms join when their pages do).
@@ -146,6 +149,7 @@ def test_terminology_chosen_terms_are_used():
     assert len(rows) - sum(1 for r in rows if r["spanish"].lower() in spanish) < len(rows) // 2
 
 
+@pytest.mark.spelling
 def test_terminology_is_consistent_with_the_glossary():
     glossary = PO_DIR / "glossary.po"
     assert glossary.is_file()
@@ -171,10 +175,12 @@ def _spellable(text):
     return text
 
 
+@pytest.mark.spelling
 def test_spellable_strips_markup_only():
     assert _spellable("la {term}`consulta <query>` y {ref}`ch-03`, con $d_k$") == "la consulta y  , con  "
 
 
+@pytest.mark.spelling
 @pytest.mark.skipif(shutil.which("hunspell") is None, reason="needs Debian's hunspell (see README)")
 def test_spelling(tmp_path):
     assert Path("/usr/share/hunspell/es_ES.dic").is_file(), "apt-get install hunspell-es"

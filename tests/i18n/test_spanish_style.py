@@ -13,6 +13,8 @@ import polib
 import pytest
 from book_languages import TRANSLATION
 
+pytestmark = pytest.mark.spelling  # make test-spelling
+
 ROOT = Path(__file__).resolve().parents[2]
 PO_DIR = ROOT / "locale" / TRANSLATION / "LC_MESSAGES"
 CATALOGS = sorted(PO_DIR.rglob("*.po"))
