@@ -1,7 +1,9 @@
 # The attention book. `make help` lists the targets.
 PYTHON      ?= python
 SPHINXBUILD ?= $(PYTHON) -m sphinx
-SPHINXOPTS  ?= -W --keep-going -q
+# No -q: a long build shows it is alive, a line per page read, executed and written
+# (myst-nb: "Executing notebook ...", "Executed notebook in ... seconds").
+SPHINXOPTS  ?= -W --keep-going
 SOURCEDIR    = docs
 BUILDDIR     = _build
 # docs/_ext/book_languages.py holds the list (the source language first).

@@ -141,8 +141,9 @@ html_math_renderer = "mathml"
 html_theme = "sphinx_book_theme"
 html_static_path = [str(ROOT / "docs" / "_static")]
 html_css_files = ["book.css"]
-# The .py and .ipynb downloads download when the book is opened from disk too.
-html_js_files = [("book-downloads.js", {"defer": "defer"})]
+# The .py and .ipynb downloads download when the book is opened from disk too;
+# book-site.js: wide inline formulas on phones (book.css).
+html_js_files = [("book-downloads.js", {"defer": "defer"}), ("book-site.js", {"defer": "defer"})]
 html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
 # Where the book is served (Read the Docs tells each build: /en/latest/, /es/latest/).
 # book_hosting reads it for the language switcher and the hreflang links, and derives
@@ -160,7 +161,8 @@ ogp_social_cards = {"enable": False}
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
-html_context = {"default_mode": "light"}
+# Light or dark as the reader's system prefers (the theme's switch still chooses).
+html_context = {"default_mode": "auto"}
 html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": False,

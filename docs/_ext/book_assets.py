@@ -13,6 +13,12 @@ DEFERRED_SCRIPTS = (
     "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js",
     "translations.js",  # calls Documentation.addTranslations: after doctools.js, deferred too
 )
+# What the search page never uses: the copy button, sphinx-design's tabs, the gallery's
+# tags, the downloads' script.
+SEARCH_UNUSED = (
+    "sg-tags.js", "clipboard.min.js", "copybutton.js", "copybutton.css", "design-tabs.js",
+    "book-downloads.js",
+)
 # Stylesheets only some pages use: the file name's prefix, and what a page's body holds when it does.
 PAGE_STYLESHEETS = {
     "sg_gallery": ('class="sphx-glr', " sphx-glr-"),  # sphinx-gallery's four
@@ -40,6 +46,12 @@ def lighter_head(app, pagename, templatename, context, doctree):
         # before any deferred script: doctools.js must not wait.  book-search.js keeps each
         # result's snippet to the article's own text (the theme puts its header in [role=main]).
         app.add_js_file("book-search.js", priority=900, defer="defer")
+        # Results carry no code, tabs or downloads: the search page loads what it runs
+        # (test_browser: a search makes at most 30 requests, snippets included).
+        context["script_files"] = [
+            js for js in context.get("script_files", []) if _name(js) not in SEARCH_UNUSED
+        ]
+        context["css_files"] = [css for css in context["css_files"] if _name(css) not in SEARCH_UNUSED]
         return
     context["script_files"] = [
         _JavaScript(js.filename, priority=js.priority, **js.attributes, defer="defer")

@@ -148,7 +148,13 @@ def visit_math(self, node):
 
 
 def visit_displaymath(self, node):
-    self.body.append(self.starttag(node, "div", CLASS="math notranslate nohighlight"))
+    # A formula wider than a phone scrolls sideways (book.css): tabindex lets a keyboard
+    # reach and scroll it (browsers that do not focus scrolling boxes by themselves), and
+    # a focusable box needs a role and a name (axe: scrollable-region-focusable).
+    self.body.append(self.starttag(
+        node, "div", CLASS="math notranslate nohighlight", tabindex="0", role="group",
+        **{"aria-label": _("Equation")},
+    ))
     if node["number"]:
         number = get_node_equation_number(self, node)
         self.body.append(f'<span class="eqno">({number})')

@@ -4,8 +4,30 @@
  * [role="main"] element, which in this theme also holds the article header
  * (language and colour switches) and the tables of contents, so snippets began
  * with "ES Español System Settings Light Dark".  Loaded on the search page only
- * (docs/_ext/book_site.py), after searchtools.js.
+ * (docs/_ext/book_assets.py), after searchtools.js.
+ *
+ * searchtools.js fetches a page for each result's snippet: a search for
+ * "attention" made 62 requests, some pages (api.html) several times.  Each page
+ * is fetched once, and only the best-ranked MAX_SNIPPET_PAGES (results are
+ * shown best first); the others are listed without a snippet.
  */
+(() => {
+  const MAX_SNIPPET_PAGES = 8;
+  const nativeFetch = window.fetch.bind(window);
+  const pages = new Map();
+  window.fetch = (resource, options) => {
+    const url = new URL(resource instanceof Request ? resource.url : resource, location.href);
+    if (url.origin !== location.origin || !url.pathname.endsWith(".html")) {
+      return nativeFetch(resource, options);
+    }
+    const key = url.origin + url.pathname;
+    if (!pages.has(key)) {
+      if (pages.size >= MAX_SNIPPET_PAGES) return Promise.resolve(new Response(""));
+      pages.set(key, nativeFetch(resource, options).then((response) => response.text()));
+    }
+    return pages.get(key).then((text) => new Response(text));
+  };
+})();
 (() => {
   if (typeof Search === "undefined") return;
   const sphinxHtmlToText = Search.htmlToText;

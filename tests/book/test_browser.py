@@ -501,6 +501,26 @@ def test_search_finds(server, context, lang, term, expected):
     assert not rec.problems, f"{url}: " + "; ".join(rec.problems)
 
 
+@pytest.mark.parametrize("lang, term", [("en", "attention"), ("es", "atención")])
+def test_search_makes_few_requests(server, browser, lang, term):
+    # A word on every page: searchtools.js fetched every result page for its snippet
+    # (62 requests); book-search.js fetches each page once, the best-ranked few.
+    ctx = _new_context(browser)
+    try:
+        url = f"{server}/{lang}/search.html?q={term}"
+        page, rec, _ = _open(ctx, url, no_cache=True)
+        _wait_for_search_results(page)
+        assert rec.settle(page), f"{url}: requests never finished"
+        results = page.locator("#search-results ul.search li").count()
+        requests = [r.url for r in rec.finished]
+    finally:
+        ctx.close()
+    assert results > 20, f"{url}: only {results} results, the check below means little"
+    assert len(requests) <= 30, f"{url}: {len(requests)} requests: {requests}"
+    fetched = [u for u in requests if u.endswith(".html")]
+    assert len(fetched) == len(set(fetched)), f"{url}: pages fetched more than once: {sorted(fetched)}"
+
+
 # What the search page says when it has finished, per language: Sphinx 9.0's own
 # Spanish catalog leaves the status line empty and words the no-results message
 # with errors and *usted*; locale/es/LC_MESSAGES/sphinx.po replaces both
@@ -768,19 +788,39 @@ def test_screenshots(site, server, browser, lang, width_name, viewport):
 NARROW = {"width": 375, "height": 812}
 
 # Elements wider than their box, and whether each shows a scroll cue: it scrolls
-# (overflow-x auto/scroll) and its background draws the edge shadows (gradients).
+# (overflow-x auto/scroll) and its background draws the edge shadows (gradients);
+# and whether a keyboard reaches it (tabindex 0: the theme gives it to wide code and
+# tables, book-site.js to wide inline formulas, book_math to display formulas).
 JS_WIDE = """() => Array.from(document.querySelectorAll(
-    "article div.highlight pre, article div.math"))
+    "article div.highlight pre, article div.math, article span.math, article .pst-scrollable-table-container"))
   .filter((el) => el.scrollWidth > el.clientWidth + 1)
   .map((el) => {
     const style = getComputedStyle(el);
     return {
-      kind: el.tagName.toLowerCase() === "pre" ? "code" : "math",
+      kind: el.tagName.toLowerCase() === "pre" ? "code" : el.matches(".math") ? "math" : "table",
       scrolls: ["auto", "scroll"].includes(style.overflowX),
-      cue: (style.backgroundImage.match(/gradient/g) || []).length >= 4,
+      cue: el.matches("span.math") || (style.backgroundImage.match(/gradient/g) || []).length >= 4,
+      focusable: el.tabIndex >= 0,
       text: el.textContent.slice(0, 60),
     };
   })"""
+
+# What sticks out on the right of a page: the outermost elements past the screen's
+# edge that no scrolling box holds.
+JS_STICKING_OUT = """() => {
+  const width = document.documentElement.clientWidth;
+  const held = (el) => {
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      if (getComputedStyle(p).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  return Array.from(document.querySelectorAll("body *"))
+    .filter((el) => el.getBoundingClientRect().right > width + 1 && !held(el)
+                    && !(el.parentElement && el.parentElement.getBoundingClientRect().right > width + 1))
+    .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join(".")}: ${el.textContent.trim().slice(0, 50)}`)
+    .slice(0, 5);
+}"""
 
 
 def _ready(page):
@@ -798,15 +838,104 @@ def test_phone_shows_what_scrolls(server, browser, lang):
             _ready(page)
             wide = page.evaluate(JS_WIDE)
             page.close()
-            bad = [w for w in wide if not (w["scrolls"] and w["cue"])]
-            assert not bad, f"{lang}/{name} at 375 px: wide elements with no scroll cue: {bad[:3]}"
+            bad = [w for w in wide if not (w["scrolls"] and w["cue"] and w["focusable"])]
+            assert not bad, (
+                f"{lang}/{name} at 375 px: wide elements with no scroll cue or out of the keyboard's reach: {bad[:3]}"
+            )
             seen |= {w["kind"] for w in wide}
-            if seen == {"code", "math"}:
+            if seen >= {"code", "math"}:
                 break
     finally:
         ctx.close()
     # Otherwise the check above looked at nothing.
-    assert seen == {"code", "math"}, f"no chapter has wide code and wide equations at 375 px: {seen}"
+    assert seen >= {"code", "math"}, f"no chapter has wide code and wide equations at 375 px: {seen}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_page_scrolls_sideways_on_a_phone(server, browser, lang):
+    # Every page at 375 px: the header's buttons, long inline code, the API's signatures,
+    # the index and headings fit; what cannot (wide code, tables, formulas) scrolls in its box.
+    ctx = _new_context(browser, viewport=NARROW, is_mobile=True)
+    page = ctx.new_page()
+    wide = {}
+    try:
+        for name in PAGES:
+            page.goto(f"{server}/{lang}/{name}.html", wait_until="load")
+            _ready(page)
+            width = page.evaluate("() => document.documentElement.scrollWidth")
+            if width > NARROW["width"]:
+                wide[name] = (width, page.evaluate(JS_STICKING_OUT))
+    finally:
+        ctx.close()
+    assert not wide, f"{lang}: pages wider than a 375 px phone: {wide}"
+
+
+# The article header's controls, as the keyboard meets them (Tab from the top).
+HEADER_CONTROLS = {
+    "contents": "button.primary-toggle",
+    "language switch": "a.lang-switch",
+    ".ipynb": "a.book-notebook",
+    "colour mode": "button.theme-switch-button",
+    "search": "button.search-button",
+    "page contents": "button.secondary-toggle",
+}
+# The focused element and whether it draws a ring (an outline or a shadow).
+JS_FOCUSED = """(controls) => {
+  const el = document.activeElement;
+  const style = getComputedStyle(el);
+  const outline = style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0;
+  const name = Object.keys(controls).find((key) => el.matches(controls[key]));
+  return { name: name || null, ring: outline || style.boxShadow !== "none" };
+}"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_keyboard_focus_is_visible_in_the_header(server, browser, lang):
+    ctx = _new_context(browser, viewport=NARROW, is_mobile=True)
+    try:
+        page = ctx.new_page()
+        page.goto(f"{server}/{lang}/{CHAPTERS[0]}.html", wait_until="load")
+        _ready(page)
+        seen = {}
+        for _ in range(20):
+            page.keyboard.press("Tab")
+            focused = page.evaluate(JS_FOCUSED, HEADER_CONTROLS)
+            if focused["name"]:
+                seen[focused["name"]] = focused["ring"]
+            if len(seen) == len(HEADER_CONTROLS):
+                break
+        missing = set(HEADER_CONTROLS) - set(seen)
+        assert not missing, f"{lang}: Tab never reaches {sorted(missing)}"
+        unringed = sorted(name for name, ring in seen.items() if not ring)
+        assert not unringed, f"{lang}: no visible focus on {unringed}"
+
+        # The colour-mode menu opens with Enter and the arrows move through its items.
+        page.focus(HEADER_CONTROLS["colour mode"])
+        page.keyboard.press("Enter")
+        page.keyboard.press("ArrowDown")
+        in_menu = page.evaluate("() => !!document.activeElement.closest('.theme-switch-container .dropdown-menu')")
+        assert in_menu, f"{lang}: after Enter and ArrowDown on the colour-mode button the focus is not in its menu"
+        ring = page.evaluate(JS_FOCUSED, {})["ring"]
+        assert ring, f"{lang}: no visible focus on the colour-mode menu's item"
+        page.keyboard.press("Escape")
+        back = page.evaluate(JS_FOCUSED, HEADER_CONTROLS)["name"]
+        assert back == "colour mode", f"{lang}: Escape leaves the focus on {back!r}, not the colour-mode button"
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_theme_follows_the_system(server, browser, lang):
+    # No choice stored: the page takes the system's light or dark.
+    for scheme in ("dark", "light"):
+        ctx = _new_context(browser, color_scheme=scheme)
+        try:
+            page = ctx.new_page()
+            page.goto(f"{server}/{lang}/index.html", wait_until="load")
+            theme = page.evaluate("() => document.documentElement.dataset.theme")
+        finally:
+            ctx.close()
+        assert theme == scheme, f"{lang}: a {scheme} system gets html[data-theme={theme!r}]"
 
 
 def _figure_page():
@@ -849,6 +978,42 @@ def test_print_wraps_code(server, browser, lang):
     finally:
         ctx.close()
     assert not cut, f"{lang}: printed code blocks cut at the margin: {cut[:5]}"
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_printed_chapter_has_its_solutions(site, server, browser, lang, tmp_path):
+    # Printed from the browser, a chapter carries its exercises' solutions and its folded
+    # code: closed <details> print open (book.css, book-site.js).
+    import shutil
+    import subprocess
+
+    assert shutil.which("pdftotext"), "pdftotext (Debian's poppler-utils) is needed"
+    name = _figure_page()
+    doc = parse(site / lang / f"{name}.html")
+    solution = doc.select_one("details.sd-dropdown .sd-card-body p")
+    folded = doc.select_one("details.hide .cell_input pre")
+    assert solution is not None and folded is not None, f"{lang}/{name}: no folded solution or code"
+    # The solution's words before its first formula; the folded code's first line, up to
+    # its comment (printed, a long line wraps).
+    words = _flat(solution.find(string=True, recursive=False) or solution.get_text())[:40]
+    code = _flat(folded.get_text().strip().splitlines()[0].split("#")[0])[:30]
+    ctx = _new_context(browser)
+    try:
+        page = ctx.new_page()
+        page.goto(f"{server}/{lang}/{name}.html", wait_until="load")
+        _ready(page)
+        pdf = tmp_path / "chapter.pdf"
+        page.pdf(path=str(pdf))
+    finally:
+        ctx.close()
+    text = _flat(subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"],
+                                capture_output=True, text=True, check=True).stdout)
+    assert words and words in text, f"{lang}/{name}: the printed chapter lacks the solution {words!r}"
+    assert code in text, f"{lang}/{name}: the printed chapter lacks the folded code {code!r}"
 
 
 # -- hosted as Read the Docs serves it --------------------------------------------------------
