@@ -141,10 +141,10 @@ class KVCache:
         if P + T > self.capacity:
             raise ValueError(f"cache holds {P} positions and the new keys add T_new={T}: {P + T} positions, "
                              f"more than its capacity={self.capacity}")
-        if P == 0 and not (_fits(self._k_buf, k) and _fits(self._v_buf, v)):  # allocate, once per shape
+        if P == 0 and not (_fits(self._k_buf, k) and _fits(self._v_buf, v)):  # P = 0: _k_buf, _v_buf <- zeros
             self._k_buf = k.new_zeros(*k.shape[:-2], self.capacity, k.size(-1))  # (B, h_kv, capacity, d_k)
             self._v_buf = v.new_zeros(*v.shape[:-2], self.capacity, v.size(-1))  # (B, h_kv, capacity, d_v)
-        self._k_buf[..., P:P + T, :] = k  # in place: T positions copied, not P + T
+        self._k_buf[..., P:P + T, :] = k  # copies T rows; torch.cat: P + T
         self._v_buf[..., P:P + T, :] = v
         self.k, self.v = self._k_buf[..., :P + T, :], self._v_buf[..., :P + T, :]  # views: (B, h_kv, P + T, d)
         return self.k, self.v

@@ -131,7 +131,7 @@ def merge_partial_attention(outputs, lses):
     lse = torch.logsumexp(lse_p, dim=0)  # (..., T_q): log sum_p e^(lambda_p)
     share = torch.exp(lse_p - lse)[..., None]  # (n_parts, ..., T_q, 1): e^(lambda_p - lambda)
     parts = torch.stack(list(outputs))  # (n_parts, ..., T_q, d_v)
-    parts = torch.where(lse_p[..., None] > float("-inf"), share * parts, 0.0)  # a part with no key adds 0
+    parts = torch.where(lse_p[..., None] > float("-inf"), share * parts, 0.0)  # lambda_p = -inf: 0
     return parts.sum(dim=0), lse  # (..., T_q, d_v), (..., T_q)
 
 
