@@ -15,6 +15,8 @@ Modules, in the order the book teaches them:
 - :class:`PagedKVCache`: the cache in blocks of a shared pool, as serving engines keep it;
 - :class:`MultiHeadLatentAttention`, :func:`latent_cache_bytes`: keys and values
   decompressed from one cached latent per token;
+- :class:`CrossAttention`: queries from one sequence, keys and values from another;
+  :mod:`attn.seq2seq`, a tiny encoder–decoder that uses it to rewrite dates;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
 - :mod:`attn.diagrams`: diagrams of the mechanism, drawn from the shapes of real tensors;
 - :func:`journey`: the six-token example sentence of Raschka, *Build a Large Language
@@ -48,8 +50,9 @@ How the code is laid out (new code follows the same pattern):
   ``_checks`` imports nothing of the package; ``functional`` imports ``bias`` and
   ``tiled``; modules import ``functional`` and the modules they build on.
 """
-from . import diagrams, functional, plot
+from . import diagrams, functional, plot, seq2seq
 from .causal import CausalAttention
+from .cross_attention import CrossAttention
 from .data import journey
 from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
 from .grouped_query import GroupedQueryAttention, mean_pool_kv_heads
@@ -84,4 +87,6 @@ __all__ = [
     "PagedKVCache",
     "MultiHeadLatentAttention",
     "latent_cache_bytes",
+    "CrossAttention",
+    "seq2seq",
 ]

@@ -305,3 +305,34 @@ def token_ids(name, tokens, vocab_size, max_len):
             f"[{int(tokens.min())}, {int(tokens.max())}]"
         )
     return tokens
+
+
+def cross_inputs(module, x, context, context_padding_mask=None, return_weights=False):
+    """Check the inputs of a cross-attention ``forward`` in one call.
+
+    ``x`` ``(B, T_q, module.d_in)`` and ``context`` ``(B, T_ctx, module.d_context)``
+    (both unbatched, ``(T, d)``, or both batched, with the same ``B``), with the dtype of
+    the module's parameters; ``context_padding_mask`` (optional) a bool mask of shape
+    ``(B, T_ctx)`` (``(T_ctx,)`` for unbatched inputs), ``True`` = real token;
+    ``return_weights`` a bool.
+
+    Returns:
+        torch.Tensor or None: ``context_padding_mask`` with the shape ``context.shape[:-1]``.
+    """
+    dtype = dtype_of(module)
+    sequence("x", x, module.d_in, dtype=dtype)
+    sequence("context", context, module.d_context, d_name="d_context", dtype=dtype)
+    if x.dim() != context.dim() or (x.dim() == 3 and x.size(0) != context.size(0)):
+        raise ValueError(
+            f"x and context must both be batched with the same B, or both unbatched, got x "
+            f"shape {tuple(x.shape)} and context shape {tuple(context.shape)}"
+        )
+    flag("return_weights", return_weights)
+    if context_padding_mask is None:
+        return None
+    B, T = (1, context.size(0)) if context.dim() == 2 else (context.size(0), context.size(1))
+    m = context_padding_mask
+    if context.dim() == 2 and isinstance(m, torch.Tensor) and m.dim() == 1:
+        m = m.unsqueeze(0)  # (T_ctx,) -> (1, T_ctx)
+    padding("context_padding_mask", m, B, T)
+    return m.reshape(context.shape[:-1])  # (B, T_ctx), or (T_ctx,) for unbatched context

@@ -42,6 +42,7 @@ SIGNATURES = {
     attn.PagedKVCache: "(num_blocks, block_size)",
     attn.MultiHeadLatentAttention: "(d_in, d_out, context_length, num_heads, kv_latent_dim, *, rope_head_dim=0, dropout=0.0)",
     attn.latent_cache_bytes: "(num_layers, kv_latent_dim, seq_len, *, rope_head_dim=0, batch=1, bytes_per_element=2)",
+    attn.CrossAttention: "(d_in, d_context, d_out, num_heads, dropout=0.0, qkv_bias=False)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",
@@ -54,6 +55,7 @@ FORWARDS = {
     attn.PositionalEncoding: "(x)",
     attn.GroupedQueryAttention: "(x, *, return_weights=False, cache=None)",
     attn.MultiHeadLatentAttention: "(x, *, cache=None, absorb=False, return_weights=False)",
+    attn.CrossAttention: "(x, context, *, context_padding_mask=None, return_weights=False)",
 }
 
 

@@ -28,7 +28,8 @@ MODULES = [
     attn.SelfAttentionV1, attn.SelfAttentionV2, attn.CausalAttention, attn.MultiHeadAttentionWrapper,
     attn.MultiHeadAttention, attn.SeqFirstMultiHeadAttention, attn.PositionalEncoding,
     attn.TransformerInputBlock, attn.RotaryEmbedding, attn.GroupedQueryAttention,
-    attn.MultiHeadLatentAttention, attn.PrepareForMultiHeadAttention,
+    attn.MultiHeadLatentAttention, attn.PrepareForMultiHeadAttention, attn.CrossAttention,
+    attn.seq2seq.Seq2Seq,
 ]
 ALLOWED = (ValueError, TypeError)
 
@@ -109,7 +110,7 @@ def small_ints(draw):
 def test_module_forward_refuses_bad_input_with_value_or_type_error(cls, data):
     # A module built with small sizes (widths 2, two heads), which the drawn tensors often fit, then fed anything.
     sizes = {"d_in": 2, "d_out": 2, "d_model": 2, "d": 2, "context_length": 3, "max_len": 3,
-             "num_heads": 2, "heads": 2, "h": 2, "d_k": 1, "head_dim": 2, "d_head": 2, "dim": 2,
+             "num_heads": 2, "heads": 2, "d_context": 2, "h": 2, "d_k": 1, "head_dim": 2, "d_head": 2, "dim": 2,
              "vocab_size": 3, "num_kv_heads": 1, "dropout": 0.0, "kv_latent_dim": 2, "bias": True}
     try:
         m = cls(**{p.name: sizes[p.name] for p in required(cls) if p.name in sizes})
