@@ -96,7 +96,10 @@ def test_page_is_built_in_its_language(site_dir, lang, page):
 def test_concept_chapter_has_outputs_figures_and_exercises(site_dir, lang, chapter):
     doc = page_soup(site_dir, lang, chapter)
     assert cell_outputs(doc), f"{chapter}: no executed output"
+    # A figure is a PNG the build drew, or an attention explorer (the web page's form of
+    # a heatmap; the PDF and the EPUB print its PNG).
     figures = [img for img in doc.select(".cell_output img") if img["src"].endswith(".png")]
+    figures += doc.select(".cell_output [data-attention-explorer]")
     assert figures, f"{chapter}: no figure drawn at build time"
     assert len(doc.select(".sd-dropdown")) >= 2, f"{chapter}: fewer than two folded solutions"
     # The package's own code is shown (literalinclude), not a retyped copy.
