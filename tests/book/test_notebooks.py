@@ -126,8 +126,9 @@ def title_of(doc):
 
 
 def words(markdown_text):
-    """Markdown as the words a page shows: no code marks, typographic apostrophes."""
-    return " ".join(markdown_text.replace("`", "").replace("'", "’").split())
+    """Markdown as the words a page shows: no code or emphasis marks, typographic apostrophes."""
+    text = re.sub(r"(?<!\w)\*(\S[^*]*?)\*(?!\w)", r"\1", markdown_text)  # *prefill* -> prefill
+    return " ".join(text.replace("`", "").replace("'", "’").split())
 
 
 # -- each chapter's notebook -------------------------------------------------------------
