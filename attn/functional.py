@@ -395,7 +395,7 @@ def previous_token_score(weights):
 
     .. math::
 
-        \operatorname{prev}(w) = \frac{1}{T - 1} \sum_{i=1}^{T-1} w_{i,\, i-1}
+        s_{-1}(w) = \frac{1}{T - 1} \sum_{i=1}^{T-1} w_{i,\, i-1}
 
     1 for a head that always looks one token back (a *previous-token head*), :math:`1/T`
     for uniform weights over all ``T`` keys.
@@ -422,7 +422,7 @@ def induction_score(weights, period):
 
     .. math::
 
-        \operatorname{ind}(w, p) = \frac{1}{T - p} \sum_{i=p}^{T-1} w_{i,\, i-p+1}
+        s_p(w) = \frac{1}{T - p} \sum_{i=p}^{T-1} w_{i,\, i-p+1}
 
     1 for a head that always attends there (an *induction head*).
 

@@ -48,6 +48,7 @@ def titles():
                 entry = polib.pofile(str(ROOT / "locale" / lang / "LC_MESSAGES" / f"{page}.po")).find(title)
                 assert entry is not None and entry.msgstr, f"{lang}: {page}'s title {title!r} is not translated"
                 text = entry.msgstr
+            text = re.sub(r"(?<!\w)\*(\S[^*]*?)\*(?!\w)", r"\1", text)  # *prefill*: italics, printed without marks
             found[lang][page] = re.sub(r"`([^`]*)`", r"\1", text)  # as printed: code without backticks
     return found
 
