@@ -10,6 +10,7 @@ import functools
 import gzip
 import http.server
 import io
+import re
 import sys
 import threading
 from pathlib import Path
@@ -37,6 +38,11 @@ def built_pages(site, lang):
 
 
 @functools.lru_cache(maxsize=None)
+def without_emphasis(markdown_text):
+    """Markdown *emphasis* as a page prints it: the words, without the marks."""
+    return re.sub(r"(?<!\w)\*(\S[^*]*?)\*(?!\w)", r"\1", markdown_text)
+
+
 def parse(path):
     """The HTML file at ``path``, parsed once (pages link to each other a lot).
 

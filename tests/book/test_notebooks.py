@@ -17,7 +17,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 import nbformat
 import polib
 import pytest
-from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, ROOT, page_soup
+from site_pages import CHAPTERS, EXAMPLE_PAGES, LANGS, ROOT, page_soup, without_emphasis
 
 # The archive is named as the PDF and the EPUB are, after the edition's title.
 ARCHIVE = {"en": "notebooks-attention-from-scratch-en", "es": "cuadernos-atencion-desde-cero-es"}
@@ -127,8 +127,7 @@ def title_of(doc):
 
 def words(markdown_text):
     """Markdown as the words a page shows: no code or emphasis marks, typographic apostrophes."""
-    text = re.sub(r"(?<!\w)\*(\S[^*]*?)\*(?!\w)", r"\1", markdown_text)  # *prefill* -> prefill
-    return " ".join(text.replace("`", "").replace("'", "’").split())
+    return " ".join(without_emphasis(markdown_text).replace("`", "").replace("'", "’").split())
 
 
 # -- each chapter's notebook -------------------------------------------------------------

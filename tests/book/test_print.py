@@ -27,7 +27,7 @@ from book_languages import SOURCE, catalog
 from book_downloads import file_stem
 from print_check import log_problems
 from book_pages import DOCS
-from site_pages import CHAPTERS, LANGS, ROOT, SITE, WRITTEN_PAGES, page_soup
+from site_pages import CHAPTERS, LANGS, ROOT, SITE, WRITTEN_PAGES, page_soup, without_emphasis
 
 BUILD = ROOT / "_build"
 # Pages with a Markdown title of their own: every chapter, the glossary, the building page.
@@ -48,7 +48,7 @@ def titles():
                 entry = polib.pofile(str(ROOT / "locale" / lang / "LC_MESSAGES" / f"{page}.po")).find(title)
                 assert entry is not None and entry.msgstr, f"{lang}: {page}'s title {title!r} is not translated"
                 text = entry.msgstr
-            text = re.sub(r"(?<!\w)\*(\S[^*]*?)\*(?!\w)", r"\1", text)  # *prefill*: italics, printed without marks
+            text = without_emphasis(text)  # *prefill*: italics, printed without the marks
             found[lang][page] = re.sub(r"`([^`]*)`", r"\1", text)  # as printed: code without backticks
     return found
 
