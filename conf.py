@@ -96,6 +96,10 @@ nb_execution_show_tb = True
 # BOOK_CELL_TIMEOUT=900 make html (-1: no limit).
 nb_execution_timeout = int(os.environ.get("BOOK_CELL_TIMEOUT", "-1"))
 nb_merge_streams = True
+# A figure's alt text (the cell's `mystnb: {image: {alt: ...}}`, docs/_ext/book_alt.py) is
+# translated by the catalogs: the gettext builder keeps the figure (myst-nb's default for
+# it is the output's text/plain form), so that `make update-po` extracts its alt text.
+nb_mime_priority_overrides = [("gettext", "image/png", 1)]
 # myst-nb writes the executed notebooks and their images beside the output folder
 # (<outdir>/../jupyter_execute): the Makefile builds each language into its own tree,
 # _build/html-<lang>, so that folder lies out of the site it assembles in _build/html.
@@ -116,6 +120,9 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "matplotlib_animations": False,
     "line_numbers": False,
+    # Each figure's alt text, from the "# sphinx_gallery_alt = ..." comment of the block
+    # that draws it, as a plain image the catalogs translate (docs/_ext/book_alt.py).
+    "image_scrapers": ("book_alt.gallery_scraper",),
 }
 
 # -- Bibliography (sphinxcontrib-bibtex; styles in docs/_ext/book_bibliography.py) ----------
