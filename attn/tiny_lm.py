@@ -220,7 +220,7 @@ class TinyLM(nn.Module):
         _checks.positive_int("max_new_tokens", max_new_tokens)
         _checks.flag("use_cache", use_cache)
         self._check_inputs(idx, None, extra=max_new_tokens)
-        mask = _check_prompt_mask(idx, key_padding_mask)  # (B, T_prompt), True = real token
+        mask = _check_prompt_mask(idx, key_padding_mask)  # (B, T_prompt), bool
         caches = self.new_caches() if use_cache else None
         step_input = idx  # (B, T_prompt)
         for _ in range(max_new_tokens):
