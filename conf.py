@@ -100,6 +100,10 @@ nb_merge_streams = True
 # (<outdir>/../jupyter_execute): the Makefile builds each language into its own tree,
 # _build/html-<lang>, so that folder lies out of the site it assembles in _build/html.
 
+# Processes that run code side by side: the gallery's scripts here, the chapters'
+# notebooks in tools/execute_notebooks.py (which make html runs before Sphinx).
+JOBS = int(os.environ.get("BOOK_JOBS", "0")) or os.cpu_count() or 1
+
 # -- sphinx-gallery ----------------------------------------------------------------
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
@@ -116,6 +120,9 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "matplotlib_animations": False,
     "line_numbers": False,
+    # The scripts run side by side, one process per core (joblib), as the chapters'
+    # notebooks do (tools/execute_notebooks.py); BOOK_JOBS=1 runs them one by one.
+    "parallel": JOBS if JOBS > 1 else False,
 }
 
 # -- Bibliography (sphinxcontrib-bibtex; styles in docs/_ext/book_bibliography.py) ----------
