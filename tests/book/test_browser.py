@@ -1197,3 +1197,42 @@ def test_search_highlights_are_readable(server, browser, lang, term):
         assert any(h["inLink"] for h in found), f"{lang}/{page_name}: no highlighted word in a link to check"
         low = [h for h in found if h["ratio"] < 4.5]
         assert not low, f"{lang}/{page_name} ({scheme}): highlighted words below 4.5:1: {low[:3]}"
+
+
+# The pages axe checks at both widths, light and dark (test_page_in_browser checks every
+# page at the desktop width, light): the landing page, chapters with figures, tables, an
+# explorer, and a search with its results, then a page it highlights.  (Not the API page:
+# axe takes 30-40 s over it, and test_page_in_browser checks it.)
+AXE_SAMPLE = ["index", *(p for p in CHAPTERS if p.split("/")[-1][:3] in ("03_", "12_", "15_", "16_"))]
+AXE_MODES = [
+    pytest.param(NARROW, "light", id="375-light"),
+    pytest.param(NARROW, "dark", id="375-dark"),
+    pytest.param({"width": 1366, "height": 800}, "dark", id="1366-dark"),
+    pytest.param({"width": 1366, "height": 800}, "light", id="1366-light"),
+]
+
+
+@pytest.mark.parametrize("viewport, scheme", AXE_MODES)
+@pytest.mark.parametrize("lang", LANGS)
+def test_axe_at_both_widths_light_and_dark(server, browser, lang, viewport, scheme):
+    term = {"en": "attention"}.get(lang, "atención")
+    pages = [] if scheme == "light" and viewport["width"] > NARROW["width"] else list(AXE_SAMPLE)
+    pages += [f"search.html?q={term}", f"{AXE_SAMPLE[1]}.html?highlight={term}"]
+    ctx = _new_context(browser, viewport=viewport, color_scheme=scheme)
+    problems = {}
+    try:
+        page = ctx.new_page()
+        for name in pages:
+            page.goto(f"{server}/{lang}/{name if '.html' in name else name + '.html'}", wait_until="load")
+            if name.startswith("search.html"):
+                _wait_for_search_results(page)
+            _ready(page)
+            assert page.evaluate("() => document.documentElement.dataset.theme") == scheme
+            found = _accessibility(page)
+            if found:
+                problems[name] = found
+    finally:
+        ctx.close()
+    assert not problems, f"{lang} at {viewport['width']} px, {scheme}: " + "; ".join(
+        f"{name}: {found}" for name, found in problems.items()
+    )
