@@ -81,6 +81,9 @@ class AttentionOnly(nn.Module):
         pos_emb (nn.Embedding): ``context_length -> d_model``, learned positions.
         layers (nn.ModuleList): the :class:`AttentionLayer`.
         unembed (nn.Linear): ``d_model -> V``.
+
+    Shape:
+        token ids ``(B, T)`` -> logits ``(B, T, V)``; weights ``(num_layers, B, num_heads, T, T)``.
     """
 
     def __init__(self, vocab_size, context_length, d_model=64, num_layers=2, num_heads=2):
@@ -166,7 +169,7 @@ def repeated_tokens(batch_size, half, vocab_size, generator=None):
         generator (torch.Generator, optional): for reproducible sequences.
 
     Returns:
-        torch.Tensor: int64 ``(B, 2 * half)``.
+        torch.Tensor: int64 ``(B, T)``, ``T = 2 * half``.
     """
     _checks.sizes(batch_size=batch_size, half=half, vocab_size=vocab_size)
     first = torch.randint(0, vocab_size, (batch_size, half), generator=generator)  # (B, n)
@@ -261,7 +264,7 @@ def copy_accuracy(model, x, *, ablate=()):
 
     Args:
         model (AttentionOnly): the model.
-        x (torch.Tensor): token ids ``(B, 2n)``, ``n >= 2``.
+        x (torch.Tensor): token ids ``(B, T)``, ``T = 2n``, ``n >= 2``.
         ablate (iterable of (int, int)): heads to zero, as in :meth:`AttentionOnly.forward`.
 
     Returns:
