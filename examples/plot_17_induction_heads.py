@@ -36,7 +36,7 @@ fig, ax = plt.subplots(figsize=(6.4, 3.4))
 ax.plot(fresh, label="fresh", color="tab:gray")
 ax.plot(repeat, label="repeat", color="tab:blue")
 ax.axhline(math.log(V), color="k", lw=0.8, ls="--", label="$\\ln V$")
-ax.set(xlabel="step", ylabel="loss", ylim=(0, 5))
+ax.set(xlabel="$s$", ylabel="$\\mathcal{L}$", ylim=(0, 5))
 ax.legend()
 plt.show()
 
