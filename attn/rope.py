@@ -106,6 +106,12 @@ class RotaryEmbedding(nn.Module):
         sin = self.sin[offset : offset + T].to(x.dtype)  # (T, head_dim)
         return x * cos + rotate_half(x) * sin  # (..., T, head_dim) * (T, head_dim)
 
+    def _rotate_at(self, x, pos):
+        """Rotate row ``t`` of sequence ``b`` as position ``pos[b, t]``; ``pos`` ``(B, T)`` int64, checked."""
+        cos = self.cos[pos].to(x.dtype).unsqueeze(-3)  # (B, T) -> (B, T, head_dim) -> (B, 1, T, head_dim)
+        sin = self.sin[pos].to(x.dtype).unsqueeze(-3)  # (B, 1, T, head_dim), broadcast over the heads
+        return x * cos + rotate_half(x) * sin  # (B, h, T, head_dim)
+
     def _check(self, x, offset):
         _checks.tensor("x", x, floating=True)
         if x.dim() < 2 or x.size(-1) != self.head_dim:

@@ -5,7 +5,10 @@ two-layer MLP, each added to a residual stream), a final layer norm and a linear
 to one score per vocabulary token. Positions enter through the rotary embedding of the
 attention layers (:class:`attn.RotaryEmbedding`), so the model has no position table.
 It generates greedily, with or without a :class:`attn.KVCache` per layer: the tokens are
-the same, only the work per token differs.
+the same, only the work per token differs. A batch of prompts of unequal lengths,
+left-padded, takes a ``key_padding_mask`` and ``position_ids``; :meth:`TinyLM.evict_caches`
+and :func:`streaming_loss` keep the first positions and a sliding window of the caches,
+as StreamingLLM (Xiao et al., 2023) does.
 
 :func:`pattern_batch` gives its toy task (continue a repeating pattern), :func:`train`
 and :func:`evaluate` train and score it, and :func:`step_times` times each step of
@@ -18,10 +21,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _checks
+from . import functional as AF
 from .grouped_query import GroupedQueryAttention
 from .kv_cache import KVCache, _causal_attention
+from .rope import rotate_half
 
-__all__ = ["TinyLM", "Block", "pattern_batch", "train", "evaluate", "step_times"]
+__all__ = ["TinyLM", "Block", "pattern_batch", "train", "evaluate", "step_times", "streaming_loss"]
 
 
 class Block(nn.Module):
@@ -55,10 +60,44 @@ class Block(nn.Module):
         _checks.forward_inputs(self.attn, x, False, cache=cache)
         return self._forward(x, cache)
 
-    def _forward(self, x, cache):
-        """:meth:`forward` on checked inputs (what :class:`TinyLM` calls at every step)."""
-        x = x + _causal_attention(self.attn, self.ln1(x), cache, False)  # (B, T, d_model)
-        return x + self.mlp(self.ln2(x))  # (B, T, d_model)
+    def _forward(self, x, cache, pos=None, allowed=None, return_weights=False):
+        """:meth:`forward` on checked inputs (what :class:`TinyLM` calls at every step).
+
+        ``pos`` ``(B, T)``: positions to rotate by (``None``: ``P .. P + T - 1``);
+        ``allowed`` ``(B, 1, T, P + T)``: the mask (``None``: causal). With
+        ``return_weights``, returns ``(x, weights)``.
+        """
+        if pos is None and allowed is None:
+            a = _causal_attention(self.attn, self.ln1(x), cache, return_weights)
+        else:
+            a = _attention_at(self.attn, self.ln1(x), cache, pos, allowed, return_weights)
+        a, att = a if return_weights else (a, None)
+        x = x + a  # (B, T, d_model)
+        x = x + self.mlp(self.ln2(x))  # (B, T, d_model)
+        return (x, att) if return_weights else x
+
+
+def _attention_at(m, x, cache, pos, allowed, return_weights):
+    """:func:`attn.kv_cache._causal_attention` with the positions and the mask given.
+
+    ``pos`` ``(B, T)``: the position of each new token, rotated by RoPE (``None``:
+    ``P .. P + T - 1``); ``allowed`` ``(B, 1, T, P + T)`` bool, ``True`` = may attend.
+    """
+    P = 0 if cache is None else len(cache)  # T_cached
+    q = m.W_query(x).view(*x.shape[:-1], m.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
+    k = m.W_key(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
+    v = m.W_value(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
+    if m.rope is not None and pos is None:  # RoPE: p = P .. P + T - 1
+        q, k = m.rope._rotate(q, P), m.rope._rotate(k, P)
+    elif m.rope is not None:  # RoPE: p = pos[b, t]
+        q, k = m.rope._rotate_at(q, pos), m.rope._rotate_at(k, pos)
+    if cache is not None:
+        k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head)
+    p = m.dropout.p if m.training else 0.0
+    out, att = AF._attention(q, k, v, allowed, dropout_p=p, return_weights=return_weights,
+                             enable_gqa=m.num_kv_heads != m.num_heads)  # (B, h, T, d_head)
+    z = m.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
+    return (z, att) if return_weights else z
 
 
 class TinyLM(nn.Module):
@@ -74,10 +113,15 @@ class TinyLM(nn.Module):
         num_kv_heads (int, optional): key-value heads per layer; defaults to
             ``num_heads`` (multi-head attention).
         dropout (float): dropout on the attention weights.
-        rope_base (float): base of the rotary embedding in every attention layer.
+        rope_base (float, optional): base of the rotary embedding in every attention
+            layer; ``None`` for no rotation.
+        learned_positions (bool): add a learned position embedding to the token
+            embeddings (absolute positions, as GPT-2); usually with ``rope_base=None``.
 
     Attributes:
         tok_emb (nn.Embedding): ``V -> d_model``.
+        pos_emb (nn.Embedding or None): ``context_length -> d_model``, with
+            ``learned_positions``.
         blocks (nn.ModuleList): the ``num_layers`` blocks.
         ln_f (nn.LayerNorm): the final layer norm.
         head (nn.Linear): the readout ``d_model -> V``.
@@ -93,13 +137,16 @@ class TinyLM(nn.Module):
         num_kv_heads=None,
         dropout=0.0,
         rope_base=10000.0,
+        learned_positions=False,
     ):
         super().__init__()
         self.vocab_size = _checks.positive_int("vocab_size", vocab_size)
         self.context_length = _checks.positive_int("context_length", context_length)
         _checks.positive_int("num_layers", num_layers)
+        _checks.flag("learned_positions", learned_positions)
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(context_length, d_model) if learned_positions else None
         self.blocks = nn.ModuleList(
             Block(d_model, context_length, num_heads, num_kv_heads, dropout, rope_base) for _ in range(num_layers)
         )
@@ -110,7 +157,7 @@ class TinyLM(nn.Module):
         """One empty :class:`attn.KVCache` per block, for :meth:`forward`'s ``caches``."""
         return [KVCache() for _ in self.blocks]
 
-    def forward(self, idx, caches=None):
+    def forward(self, idx, caches=None, *, position_ids=None, key_padding_mask=None, return_weights=False):
         """Scores of the next token at every position.
 
         Args:
@@ -119,22 +166,39 @@ class TinyLM(nn.Module):
             caches (list of attn.KVCache, optional): one per block (:meth:`new_caches`).
                 The new tokens sit at positions ``T_cached .. T_cached + T - 1``; each
                 attention layer rotates them by these positions.
+            position_ids (torch.Tensor, optional): int64 ``(B, T)`` in
+                ``[0, context_length)``, the positions of the new tokens instead (for
+                left-padded prompts: 0 at each prompt's first real token).
+            key_padding_mask (torch.Tensor, optional): bool ``(B, T_cached + T)``,
+                ``True`` = real token, ``False`` = padding, which no query attends to.
+            return_weights (bool): also return each block's attention weights.
 
         Returns:
-            torch.Tensor: logits ``(B, T, vocab_size)``.
+            torch.Tensor or tuple: logits ``(B, T, vocab_size)``, or ``(logits, weights)``
+            with ``weights`` a list of ``(B, num_heads, T, T_cached + T)``, one per block.
         """
-        self._check_inputs(idx, caches)
-        return self._forward(idx, caches)
+        P = self._check_inputs(idx, caches)
+        _checks.flag("return_weights", return_weights)
+        pos, allowed = _check_positions(self, idx, P, position_ids, key_padding_mask)
+        return self._forward(idx, caches, pos, allowed, return_weights)
 
-    def _forward(self, idx, caches):
+    def _forward(self, idx, caches, pos=None, allowed=None, return_weights=False):
         """:meth:`forward` on checked inputs (the decoding loops call this one)."""
         x = self.tok_emb(idx)  # (B, T) -> (B, T, d_model)
+        if self.pos_emb is not None:  # absolute positions: P .. P + T - 1, or pos
+            P = 0 if caches is None else len(caches[0])
+            x = x + self.pos_emb(torch.arange(P, P + idx.size(1), device=idx.device) if pos is None else pos)
+        weights = []  # with return_weights: one (B, h, T, P + T) per block
         for i, block in enumerate(self.blocks):
-            x = block._forward(x, None if caches is None else caches[i])  # (B, T, d_model)
-        return self.head(self.ln_f(x))  # (B, T, d_model) -> (B, T, V)
+            x = block._forward(x, None if caches is None else caches[i], pos, allowed, return_weights)
+            if return_weights:
+                x, att = x  # (B, T, d_model), (B, h, T, P + T)
+                weights.append(att)
+        logits = self.head(self.ln_f(x))  # (B, T, d_model) -> (B, T, V)
+        return (logits, weights) if return_weights else logits
 
     @torch.no_grad()
-    def generate(self, idx, max_new_tokens, use_cache=True):
+    def generate(self, idx, max_new_tokens, use_cache=True, *, key_padding_mask=None):
         """Greedy decoding: append the most likely next token, ``max_new_tokens`` times.
 
         Without the cache each step runs the model on the whole sequence so far; with
@@ -146,6 +210,9 @@ class TinyLM(nn.Module):
             max_new_tokens (int): tokens to append; ``T_prompt + max_new_tokens`` must
                 not exceed ``context_length``.
             use_cache (bool): keep the keys and values of earlier positions.
+            key_padding_mask (torch.Tensor, optional): bool ``(B, T_prompt)`` for
+                left-padded prompts, ``True`` = real token: the padding is masked and the
+                positions start at 0 at each prompt's first real token.
 
         Returns:
             torch.Tensor: ``(B, T_prompt + max_new_tokens)``, the prompt then the new tokens.
@@ -153,14 +220,65 @@ class TinyLM(nn.Module):
         _checks.positive_int("max_new_tokens", max_new_tokens)
         _checks.flag("use_cache", use_cache)
         self._check_inputs(idx, None, extra=max_new_tokens)
+        mask = _check_prompt_mask(idx, key_padding_mask)  # (B, T_prompt), bool
         caches = self.new_caches() if use_cache else None
         step_input = idx  # (B, T_prompt)
         for _ in range(max_new_tokens):
-            logits = self._forward(step_input, caches)  # (B, T_step, V)
+            T = step_input.size(1)  # pos, allowed: (B, T), (B, 1, T, P + T)
+            pos, allowed = (None, None) if key_padding_mask is None else _left_padded(mask, T)
+            logits = self._forward(step_input, caches, pos, allowed)  # (B, T, V)
             nxt = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, V) -> (B, 1)
             idx = torch.cat([idx, nxt], dim=1)  # (B, T) -> (B, T + 1)
+            mask = F.pad(mask, (0, 1), value=True)  # (B, T) -> (B, T + 1)
             step_input = nxt if use_cache else idx  # (B, 1) | (B, T + 1)
         return idx
+
+    @torch.no_grad()
+    def evict_caches(self, caches, size, num_sinks=0):
+        r"""Keep at most ``size`` positions in each cache: the first ``num_sinks`` and the last ones.
+
+        The eviction of StreamingLLM (Xiao et al., 2023): the "attention sinks" (the
+        first ``num_sinks`` positions) and a window of the latest ``size - num_sinks``
+        stay, the positions between them go. The kept positions are renumbered
+        ``0 .. size - 1``, positions within the cache: the window's keys, rotated at
+        their old positions :math:`p`, are rotated back by the :math:`n` evicted
+        positions, :math:`R(p)\,R(-n) = R(p - n)`, and the next token goes at position
+        ``size``. ``num_sinks=0`` is a plain sliding window.
+
+        Args:
+            caches (list of attn.KVCache): one per block (:meth:`new_caches`), changed in place.
+            size (int): the most positions each cache keeps.
+            num_sinks (int): first positions that are never evicted, ``<= size``.
+
+        Returns:
+            int: the number of positions evicted from each cache (0 if it held ``<= size``).
+
+        Raises:
+            TypeError: when a cache is not an :class:`attn.KVCache`, or ``size`` or
+                ``num_sinks`` is not an ``int``.
+            ValueError: when ``caches`` is not one per block, ``size`` is not positive,
+                ``num_sinks`` is negative or more than ``size``, or the model has
+                ``learned_positions`` (absolute positions cannot be renumbered).
+        """
+        _check_evict(self, caches, size, num_sinks)
+        return self._evict(caches, size, num_sinks)
+
+    def _evict(self, caches, size, num_sinks):
+        """:meth:`evict_caches` on checked inputs."""
+        S, n = num_sinks, len(caches[0]) - size  # n: positions S .. S + n - 1 go
+        if n <= 0:
+            return 0
+        for block, cache in zip(self.blocks, caches):
+            k, v = cache.k, cache.v  # (B, h_kv, P, d_head)
+            win = k[..., S + n:, :]  # (B, h_kv, size - S, d_head): positions S + n .. P - 1
+            if block.attn.rope is not None:  # rotate back by n: positions S .. size - 1
+                cos, sin = block.attn.rope.cos[n].to(k.dtype), block.attn.rope.sin[n].to(k.dtype)  # (d_head,)
+                win = win * cos - rotate_half(win) * sin  # R(-n): the angle -n theta_i
+            k = torch.cat([k[..., :S, :], win], dim=-2)  # (B, h_kv, size, d_head)
+            v = torch.cat([v[..., :S, :], v[..., S + n:, :]], dim=-2)  # (B, h_kv, size, d_head)
+            cache.reset()
+            cache.update(k, v)
+        return n
 
     def _check_inputs(self, idx, caches, extra=0):
         """Check token ids (and caches); return the number of cached positions."""
@@ -181,6 +299,71 @@ class TinyLM(nn.Module):
                 f"positions, more than context_length={self.context_length}"
             )
         return P
+
+
+def _left_padded(mask, T):
+    """Positions and mask of the last ``T`` tokens of left-padded sequences.
+
+    ``mask`` ``(B, P + T)``, ``True`` = real token. A token's position is the number of
+    real tokens before it (0 at the first real one); a query sees the real tokens up to
+    itself. Returns ``(pos, allowed)``: ``(B, T)`` int64 and ``(B, 1, T, P + T)`` bool.
+    """
+    pos = (mask.long().cumsum(dim=-1) - 1).clamp(min=0)[:, -T:]  # (B, P + T) -> (B, T)
+    causal = AF.causal_mask(T, mask.size(1), align="bottom_right", device=mask.device)  # (T, P + T)
+    return pos, causal & mask[:, None, None, :]  # (T, P + T) & (B, 1, 1, P + T) -> (B, 1, T, P + T)
+
+
+def _check_positions(model, idx, P, position_ids, key_padding_mask):
+    """The checks of :meth:`TinyLM.forward`'s ``position_ids`` and ``key_padding_mask``.
+
+    Returns ``(pos, allowed)`` for :meth:`TinyLM._forward`: ``position_ids`` and the mask
+    ``(B, 1, T, P + T)`` (causal, bottom-right, without the padded keys), or ``None``.
+    """
+    B, T = idx.shape
+    if position_ids is not None:
+        _checks.tensor("position_ids", position_ids)
+        if position_ids.dtype != torch.long:
+            raise TypeError(f"position_ids must hold int64 positions, got dtype {position_ids.dtype}")
+        if tuple(position_ids.shape) != (B, T):
+            raise ValueError(f"position_ids must have the shape of idx, (B, T) = {(B, T)}, "
+                             f"got shape {tuple(position_ids.shape)}")
+        if position_ids.min() < 0 or position_ids.max() >= model.context_length:
+            raise ValueError(f"position_ids must lie in [0, context_length={model.context_length}), got "
+                             f"values from {position_ids.min().item()} to {position_ids.max().item()}")
+    if key_padding_mask is None:
+        if position_ids is None:
+            return None, None
+        return position_ids, AF.causal_mask(T, P + T, align="bottom_right", device=idx.device)  # (T, P + T)
+    _checks.padding("key_padding_mask", key_padding_mask, B, P + T)  # (B, T_cached + T)
+    causal = AF.causal_mask(T, P + T, align="bottom_right", device=idx.device)  # (T, P + T)
+    return position_ids, causal & key_padding_mask[:, None, None, :]  # (B, 1, T, P + T)
+
+
+def _check_prompt_mask(idx, key_padding_mask):
+    """The check of :meth:`TinyLM.generate`'s ``key_padding_mask``; returns a ``(B, T_prompt)`` mask."""
+    if key_padding_mask is None:
+        return torch.ones_like(idx, dtype=torch.bool)  # (B, T_prompt)
+    _checks.padding("key_padding_mask", key_padding_mask, *idx.shape)
+    if not key_padding_mask.any(dim=1).all():
+        raise ValueError("key_padding_mask must mark at least one real token (True) in every prompt, "
+                         f"got a row of False: {key_padding_mask.any(dim=1).tolist()}")
+    return key_padding_mask
+
+
+def _check_evict(model, caches, size, num_sinks):
+    """The checks of :meth:`TinyLM.evict_caches`."""
+    if not isinstance(caches, (list, tuple)) or len(caches) != len(model.blocks):
+        raise ValueError(f"caches must be a list of {len(model.blocks)} KVCache (new_caches()), got {caches!r}")
+    for c in caches:
+        if not isinstance(c, KVCache):
+            raise TypeError(f"caches must hold attn.KVCache objects, got {type(c).__name__}")
+    _checks.positive_int("size", size)
+    _checks.non_negative_int("num_sinks", num_sinks)
+    if num_sinks > size:
+        raise ValueError(f"num_sinks must be at most size={size}, got num_sinks={num_sinks}")
+    if model.pos_emb is not None:
+        raise ValueError("evict_caches needs positions that can be renumbered (RoPE or none): "
+                         "this model has learned_positions=True")
 
 
 def pattern_batch(batch_size, length, period=8, vocab_size=10, generator=None):
@@ -295,6 +478,61 @@ def step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=t
             step_input = nxt if use_cache else seq
         runs.append(times)
     return torch.tensor(runs, dtype=torch.float64).median(dim=0).values, fed  # (repeats, n) -> (n,)
+
+
+@torch.no_grad()
+def streaming_loss(model, x, size, num_sinks=0):
+    """Next-token losses of ``model`` reading ``x`` one token at a time, with evicting caches.
+
+    Before each token goes in, :meth:`TinyLM.evict_caches` keeps ``size - 1`` positions
+    of every cache (the first ``num_sinks`` and the latest ones), so that the token
+    attends to at most ``size`` positions, itself included, numbered within the cache:
+    ``x`` may be longer than ``context_length``. With ``size >= T - 1`` nothing is
+    evicted and the losses are those of one causal pass.
+
+    Args:
+        model (TinyLM): the model, in the mode it is in (call ``eval()`` first).
+        x (torch.Tensor): token ids ``(B, T)``, int64, ``T >= 2``.
+        size (int): positions each query attends to, at most ``context_length``.
+        num_sinks (int): first positions never evicted, less than ``size``.
+
+    Returns:
+        torch.Tensor: ``(B, T - 1)``, the cross-entropy (nats) of predicting ``x[:, t + 1]``.
+
+    Raises:
+        TypeError: when ``model`` is not a :class:`TinyLM`, ``x`` is not int64, or
+            ``size`` or ``num_sinks`` is not an ``int``.
+        ValueError: when ``x`` is not ``(B, T)`` with ``T >= 2`` or holds ids out of
+            range, ``size`` exceeds ``context_length``, or ``num_sinks >= size``.
+    """
+    _check_streaming(model, x, size, num_sinks)
+    caches, losses = model.new_caches(), []
+    for t in range(x.size(1) - 1):
+        model._evict(caches, size - 1, num_sinks)  # len <= size - 1: room for x[:, t]
+        logits = model._forward(x[:, t:t + 1], caches)  # (B, 1, V), at position len(cache)
+        losses.append(F.cross_entropy(logits[:, 0], x[:, t + 1], reduction="none"))  # (B,)
+    return torch.stack(losses, dim=1)  # (T - 1) x (B,) -> (B, T - 1)
+
+
+def _check_streaming(model, x, size, num_sinks):
+    """The checks of :func:`streaming_loss`."""
+    if not isinstance(model, TinyLM):
+        raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
+    _checks.tensor("x", x)
+    if x.dtype != torch.long:
+        raise TypeError(f"x must hold int64 token ids, got dtype {x.dtype}")
+    if x.dim() != 2 or x.size(1) < 2:
+        raise ValueError(f"x must have shape (B, T) with T >= 2, got shape {tuple(x.shape)}")
+    _checks.token_ids("x", x, model.vocab_size, x.size(1))
+    _checks.positive_int("size", size)
+    if size > model.context_length:
+        raise ValueError(f"size must be at most context_length={model.context_length}, got {size}")
+    _checks.non_negative_int("num_sinks", num_sinks)
+    if num_sinks >= size:
+        raise ValueError(f"num_sinks must be less than size={size}, got num_sinks={num_sinks}")
+    if model.pos_emb is not None:
+        raise ValueError("streaming_loss needs positions that can be renumbered (RoPE or none): "
+                         "this model has learned_positions=True")
 
 
 def _check_step_times(model, idx, max_new_tokens, use_cache, repeats, clock):

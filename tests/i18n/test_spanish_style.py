@@ -238,13 +238,15 @@ def test_numbers_follow_the_spanish_rules():
 # Terms the book adopts as Spanish words are written plainly: token, embedding,
 # softmax, dropout, Transformer (locale/README.md, «Terms and foreign words»).
 FOREIGN = re.compile(
-    r"(?<![\w*-])(kernels?|prompts?|one-hot|strides?|logits|broadcasting|feed-forward|pre-norm|post-norm)(?![\w*-])",
+    r"(?<![\w-])(kernels?|prompts?|one-hot|strides?|logits|broadcasting|feed-forward|pre-norm|post-norm"
+    r"|prefill|hardware|teacher forcing)(?![\w-])",
     re.I,
 )
 # Spans where a word is not used in the prose: code, math, roles, «quotes», *italics*.
 NOT_PLAIN = re.compile(
     r":math:`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$|``.*?``|\{[a-z:-]+\}`[^`]*`|:[a-z:]+:`[^`]*`|`[^`]*`"
-    r"|https?://\S+|«[^»]*»|\*[^*\s][^*]*\*",
+    # *italics* and ***bold italics***, not **bold** alone
+    r"|https?://\S+|«[^»]*»|(?<!\*)\*(?:\*\*)?[^*\s][^*]*\*(?:\*\*)?(?!\*)",
     re.S,
 )
 
@@ -256,12 +258,22 @@ def plain_foreign_words(text):
 def test_plain_foreign_words_are_found():
     assert plain_foreign_words("un kernel fusionado y un prompt de 4 tokens, casi one-hot") == [
         "kernel", "prompt", "one-hot"]
+    # Part III's words: the **prefill** in bold only is still plain.
+    assert plain_foreign_words("El **prefill** lee el *prompt*; el hardware paralelo; usa teacher forcing") == [
+        "prefill", "hardware", "teacher forcing"]
+    assert not plain_foreign_words("El ***prefill*** lee; el *hardware*; *teacher forcing*")
     assert not plain_foreign_words(
         "un *kernel* fusionado, el *prompt*, `stride`, «one-hot», :func:`kernel`, $\\text{kernel}$")
 
 
 def test_foreign_words_are_in_italics():
-    found = [f"{name}: {w!r} in {e.msgstr[:70]!r}" for name, e in messages() for w in plain_foreign_words(e.msgstr)]
+    # A glossary term whose Spanish name is the English word (``prefill``) is a name, not prose.
+    found = [
+        f"{name}: {w!r} in {e.msgstr[:70]!r}"
+        for name, e in messages()
+        if e.msgstr != e.msgid
+        for w in plain_foreign_words(e.msgstr)
+    ]
     assert not found, "English words in Spanish prose go in italics (*kernel*):\n" + "\n".join(found)
 
 
