@@ -31,7 +31,7 @@ print(f"loss: {losses[0]:.3f} -> {losses[-1]:.4f}")
 # The share of output digits whose largest cross-attention weight falls on the source
 # digit they copy, over 1000 dates drawn with another seed.
 src, tgt = seq2seq.date_batch(1000, torch.Generator().manual_seed(1234))
-print(f"alignment accuracy: {seq2seq.alignment_accuracy(model, src, tgt):.3f}")
+print(f"alignment_accuracy = {seq2seq.alignment_accuracy(model, src, tgt):.3f}")
 
 # %%
 # Where the decoder looks

@@ -48,12 +48,12 @@ def decode():
 with torch.no_grad():
     ms_prefill = cpu_ms(lambda: model(prompt, model.new_caches()))  # T = 128, P = 0
     ms_decode = cpu_ms(decode)
-print(f"prefill {ms_prefill / 128:.3f} ms/token, decode {ms_decode / 128:.3f} ms/token")
+print(f"T = 128: {ms_prefill / 128:.3f} ms/token, T = 1: {ms_decode / 128:.3f} ms/token")
 assert ms_decode > 5 * ms_prefill
 
 fig, ax = plt.subplots(figsize=(5, 3))
-ax.bar(["prefill", "decode"], [ms_prefill / 128, ms_decode / 128])
-ax.set(ylabel="ms per token (thread CPU time)", yscale="log")
+ax.bar(["$T = 128$", "$T = 1$"], [ms_prefill / 128, ms_decode / 128])
+ax.set(ylabel="ms / token", yscale="log")
 plt.show()
 
 # %%
@@ -71,4 +71,4 @@ with torch.no_grad():
         outs.append(torch.cat([first, *rest], dim=1))  # (2, 40, 32)
 print(cache)
 torch.testing.assert_close(outs[1], outs[0], rtol=0, atol=0)
-print("max |paged - contiguous| =", (outs[1] - outs[0]).abs().max().item())
+print("max |outs[1] - outs[0]| =", (outs[1] - outs[0]).abs().max().item())

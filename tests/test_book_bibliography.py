@@ -97,6 +97,8 @@ def test_entries_have_no_english_connecting_words():
     for entry in style.format_entries(ENTRIES.values()):
         text = entry.text.render_as("text")
         head = text.split(". ")[0]
+        # A title stays as published ("Qwen Technical Report"): look outside it.
+        text = text.replace(re.sub(r"[{}]", "", ENTRIES[entry.key].fields["title"]), "TITLE")
         assert " and " not in head, text
         assert not re.search(r"\. In |\bpages\b|URL:|\beditors?\b|Technical Report", text), text
 
@@ -124,3 +126,98 @@ def test_notebooks_write_citations_as_links():
 def test_bibliography_file_is_the_configured_one():
     conf = (ROOT / "conf.py").read_text(encoding="utf-8")
     assert f'bibtex_bibfiles = ["{Path(BIBPATH).relative_to(ROOT).as_posix()}"]' in conf
+
+
+# A work named on a page (a chapter from 12 on) is cited where it is first
+# named: the first paragraph of the page's prose that names it (headings aside) cites one of
+# its keys, or a paragraph before it does.
+# Name (a regular expression, case-sensitive) -> the keys that count as its citation.
+NAMED = {
+    r"\bvLLM\b|PagedAttention|\bKwon\b": ("kwon2023",),
+    r"StreamingLLM|attention sinks?|\bXiao\b": ("xiao2023",),
+    r"FlashAttention-2": ("dao2023",),
+    r"FlashAttention(?!-)": ("dao2022",),
+    r"Flash-Decoding": ("dao2023flashdecoding",),
+    r"RoFormer|\bSu et al": ("su2021",),
+    r"ALiBi|\bPress et al": ("press2022",),
+    r"YaRN|\bPeng et al": ("peng2023",),
+    r"[Pp]osition interpolation|\bChen et al": ("chen2023",),
+    r"Longformer|\bBeltagy\b": ("beltagy2020",),
+    r"Sparse Transformer|\bChild et al": ("child2019",),
+    r"\bMilakov\b": ("milakov2018",),
+    r"\bRabe\b": ("rabe2021",),
+    r"\bShazeer\b": ("shazeer2019",),
+    r"\bAinslie\b": ("ainslie2023",),
+    r"\bBahdanau\b": ("bahdanau2015",),
+    r"\bVaswani\b": ("vaswani2017",),
+    r"\bOlsson\b": ("olsson2022",),
+    r"\bElhage\b": ("elhage2021",),
+    r"DeepSeek": ("deepseek2024",),
+    r"\bMistral\b": ("jiang2023",),
+    r"\bLlama\b": ("touvron2023", "grattafiori2024"),
+    r"GPT-2\b": ("radford2019",),
+    r"GPT-NeoX": ("black2022",),
+    r"\bBLOOM\b": ("bigscience2022",),
+    r"\bQwen\b": ("bai2023",),
+    r"\bGemma\b": ("gemma2024",),
+}
+FENCE = re.compile(r"^(`{3,}|:{3,})\s*\{(?P<name>[\w-]+)\}", re.M)
+
+
+def prose_paragraphs(text):
+    """The paragraphs of a MyST page's prose: no code cells, listings, math or inline code."""
+    out, lines, skip = [], [], None
+    for line in text.splitlines():
+        fence = FENCE.match(line)
+        if skip:
+            if line.strip() == skip:
+                skip = None
+            continue
+        if fence and fence["name"] in ("code-cell", "literalinclude", "code-block", "math"):
+            skip = fence.group(1)
+            continue
+        if not line.strip() or line.startswith(("#", "```", ":::", "---")) or re.fullmatch(r"\(\S+\)=", line):
+            if lines:
+                out.append(" ".join(lines))
+            lines = []
+            continue
+        lines.append(line)
+    if lines:
+        out.append(" ".join(lines))
+    # Citations are kept as CITE[keys]; other inline code and math go.
+    out = [CITE.sub(lambda m: f"CITE[{m['keys']}]", p) for p in out]
+    out = [re.sub(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", " ", p) for p in out]
+    return out
+
+
+def uncited_names(text):
+    """The works a page names (in words) before it cites them (in the same paragraph or earlier)."""
+    wrong = []
+    paragraphs = prose_paragraphs(text)
+    for name, keys in NAMED.items():
+        for paragraph in paragraphs:
+            cited = {key.strip() for m in re.finditer(r"CITE\[([^\]]*)\]", paragraph) for key in m[1].split(",")}
+            if set(keys) & cited:
+                break
+            if named := re.search(name, paragraph):
+                wrong.append(f"{named[0]!r} without {' or '.join(keys)}: {paragraph[:100]!r}")
+                break
+    return wrong
+
+
+@pytest.mark.parametrize("path", [p for p in sorted((DOCS / "chapters").glob("*.md")) if int(p.name[:2]) >= 12],
+                         ids=lambda p: p.stem)
+def test_a_named_work_is_cited_where_first_named(path):
+    wrong = uncited_names(path.read_text(encoding="utf-8"))
+    assert not wrong, f"{path.name}: {wrong}"
+
+
+def test_uncited_names_finds_a_name_without_its_citation():
+    assert uncited_names("Intro.\n\nvLLM pages the cache {cite:p}`kwon2023`.\n") == []
+    assert uncited_names("vLLM pages the cache.\n\nLater {cite:p}`kwon2023`.\n")
+    assert uncited_names("A {cite:t}`su2021` page.\n\nLlama rotates.\n")
+    assert uncited_names("```{code-cell} ipython3\nx = 'Llama'\n```\n\nThe `Llama` code.\n") == []
+    assert uncited_names("## ALiBi\n\nALiBi {cite:p}`press2022` biases.\n") == []
+    # A citation that writes the name ("Vaswani et al. (2017)") counts from where it stands.
+    assert uncited_names("As {cite:t}`vaswani2017` show.\n\nVaswani et al. also say.\n") == []
+    assert uncited_names("Vaswani et al. say.\n\nAs {cite:t}`vaswani2017` show.\n")
