@@ -16,7 +16,7 @@ TRANSLATION  = $(word 2,$(LANGUAGES))
 # -c . : conf.py sits at the top level, the pages in docs/
 SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
 
-.PHONY: help html $(addprefix html-,$(LANGUAGES)) root-index gettext update-po translation-check \
+.PHONY: help html $(addprefix html-,$(LANGUAGES)) root-index notebooks gettext update-po translation-check \
         pdf $(addprefix pdf-,$(LANGUAGES)) epub $(addprefix epub-,$(LANGUAGES)) book \
         test test-fast test-pkg test-spelling livehtml clean clean-html clean-pdf clean-epub clean-cache
 
@@ -29,6 +29,7 @@ help:
 	@echo "make epub               the book as an EPUB, both languages"
 	@echo "make epub-en, epub-es   one language's EPUB"
 	@echo "make book               pdf, epub, then html (the landing page links the files)"
+	@echo "make notebooks          run the chapters' notebooks not yet in the cache, side by side (BOOK_JOBS)"
 	@echo "make gettext            extract the messages to $(BUILDDIR)/gettext/*.pot"
 	@echo "make update-po          gettext, then update locale/es/LC_MESSAGES/*.po"
 	@echo "make translation-check  fail on any untranslated or fuzzy Spanish message"
@@ -42,15 +43,20 @@ help:
 	@echo "make clean-cache        remove the notebook cache and the gallery: all code runs again"
 	@echo "make clean              remove everything the build wrote"
 
-# English first: its run fills the notebook cache and the gallery, which the
-# Spanish build then reuses, so every piece of code runs once per build.
+# The chapters' notebooks run first, side by side on every core, into the notebook
+# cache (tools/execute_notebooks.py); Sphinx then reads their outputs from it. English
+# first: its run fills the gallery, which the Spanish build then reuses, so every piece
+# of code runs once per build.
 html: $(addprefix html-,$(LANGUAGES)) root-index
+
+notebooks:
+	$(PYTHON) tools/execute_notebooks.py
 
 # Each language builds into a tree of its own, $(BUILDDIR)/html-<lang>, so that what
 # myst-nb writes beside its output folder (jupyter_execute: the executed notebooks and
 # their images) lies in $(BUILDDIR), out of the site; the site, $(BUILDDIR)/html, is
 # assembled from copies of the trees.
-$(addprefix html-,$(LANGUAGES)): html-%:
+$(addprefix html-,$(LANGUAGES)): html-%: notebooks
 	$(SPHINX) -b html -D language=$* -d $(BUILDDIR)/doctrees/$* $(SOURCEDIR) $(BUILDDIR)/html-$*
 	@mkdir -p $(BUILDDIR)/html && rm -rf $(BUILDDIR)/html/$*
 	cp -R $(BUILDDIR)/html-$* $(BUILDDIR)/html/$*
@@ -68,7 +74,7 @@ root-index:
 # and to the site, $(BUILDDIR)/html/<lang>/downloads/.
 pdf: $(addprefix pdf-,$(LANGUAGES))
 
-$(addprefix pdf-,$(LANGUAGES)): pdf-%:
+$(addprefix pdf-,$(LANGUAGES)): pdf-%: notebooks
 	rm -rf $(BUILDDIR)/latex/$*  # a run stopped half-way leaves files the next one trips on
 	$(SPHINX) -b latex -D language=$* -d $(BUILDDIR)/doctrees/latex-$* $(SOURCEDIR) $(BUILDDIR)/latex/$*
 	$(MAKE) -C $(BUILDDIR)/latex/$* all-pdf LATEXMKOPTS="-silent"
@@ -76,7 +82,7 @@ $(addprefix pdf-,$(LANGUAGES)): pdf-%:
 
 epub: $(addprefix epub-,$(LANGUAGES))
 
-$(addprefix epub-,$(LANGUAGES)): epub-%:
+$(addprefix epub-,$(LANGUAGES)): epub-%: notebooks
 	$(SPHINX) -b epub -a -D language=$* -d $(BUILDDIR)/doctrees/epub-$* $(SOURCEDIR) $(BUILDDIR)/epub/$*
 	$(PYTHON) tools/print_check.py epub $(BUILDDIR)/epub/$* $(BUILDDIR)/html-$*/downloads $(BUILDDIR)/html/$*/downloads
 
@@ -84,7 +90,7 @@ $(addprefix epub-,$(LANGUAGES)): epub-%:
 book: pdf epub
 	$(MAKE) html
 
-gettext:
+gettext: notebooks
 	rm -rf $(BUILDDIR)/gettext
 	$(SPHINX) -b gettext -d $(BUILDDIR)/doctrees/gettext $(SOURCEDIR) $(BUILDDIR)/gettext
 

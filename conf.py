@@ -96,9 +96,17 @@ nb_execution_show_tb = True
 # BOOK_CELL_TIMEOUT=900 make html (-1: no limit).
 nb_execution_timeout = int(os.environ.get("BOOK_CELL_TIMEOUT", "-1"))
 nb_merge_streams = True
+# A figure's alt text (the cell's `mystnb: {image: {alt: ...}}`, docs/_ext/book_alt.py) is
+# translated by the catalogs: the gettext builder keeps the figure (myst-nb's default for
+# it is the output's text/plain form), so that `make update-po` extracts its alt text.
+nb_mime_priority_overrides = [("gettext", "image/png", 1)]
 # myst-nb writes the executed notebooks and their images beside the output folder
 # (<outdir>/../jupyter_execute): the Makefile builds each language into its own tree,
 # _build/html-<lang>, so that folder lies out of the site it assembles in _build/html.
+
+# Processes that run code side by side: the gallery's scripts here, the chapters'
+# notebooks in tools/execute_notebooks.py (which make html runs before Sphinx).
+JOBS = int(os.environ.get("BOOK_JOBS", "0")) or os.cpu_count() or 1
 
 # -- sphinx-gallery ----------------------------------------------------------------
 sphinx_gallery_conf = {
@@ -116,6 +124,12 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "matplotlib_animations": False,
     "line_numbers": False,
+    # Each figure's alt text, from the "# sphinx_gallery_alt = ..." comment of the block
+    # that draws it, as a plain image the catalogs translate (docs/_ext/book_alt.py).
+    "image_scrapers": ("book_alt.gallery_scraper",),
+    # The scripts run side by side, one process per core (joblib), as the chapters'
+    # notebooks do (tools/execute_notebooks.py); BOOK_JOBS=1 runs them one by one.
+    "parallel": JOBS if JOBS > 1 else False,
 }
 
 # -- Bibliography (sphinxcontrib-bibtex; styles in docs/_ext/book_bibliography.py) ----------

@@ -36,6 +36,7 @@ print(torch.allclose(z, weights @ inputs))
 # Keys along the horizontal axis, queries along the vertical one. *journey* and
 # *starts*, the two longest and most similar embeddings, collect the largest weights.
 heatmap(weights, x_labels=tokens, y_labels=tokens, title=r"$\mathrm{softmax}(XX^\top)$")
+# sphinx_gallery_alt = "Heatmap of the six-by-six weights, one row per query token and one column per key token, each cell printed with its weight; darker blue means a larger weight. The rows of journey and starts are darkest in the columns of those two words."
 plt.show()
 
 # %%
@@ -51,4 +52,5 @@ ax.set_ylabel(r"$\alpha_{1j}$")
 ax.set_title(r"$x^{(1)}$ = journey")
 fig.tight_layout()
 print("z_2:", z[1])
+# sphinx_gallery_alt = "Bar chart of the six weights the query journey gives to the tokens of the sentence, one bar per token: the bars of journey and starts are the tallest."
 plt.show()

@@ -59,4 +59,5 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), facecolor="white")
 heatmap(w1.detach(), x_labels=tokens, y_labels=tokens, ax=axes[0], title="SelfAttentionV1")
 heatmap(w2.detach(), x_labels=tokens, y_labels=tokens, ax=axes[1], title="SelfAttentionV2")
 fig.tight_layout()
+# sphinx_gallery_alt = "Two six-by-six heatmaps of weights, one per module, queries down and keys across, each cell printed with its weight. Both grids are almost evenly shaded: before training every weight is close to one sixth."
 plt.show()

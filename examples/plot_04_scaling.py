@@ -37,6 +37,7 @@ ax_scaled.set_xlabel(r"$q \cdot k / \sqrt{d_k}$")
 for ax in (ax_raw, ax_scaled):
     ax.legend()
 fig.tight_layout()
+# sphinx_gallery_alt = "Two sets of histograms, one curve per key dimension 4, 64 and 1024. Left, the raw dot products: the larger the dimension, the wider and flatter the curve. Right, the same products divided by the square root of the dimension: the three curves lie on top of each other."
 
 # %%
 # One query, eight keys
@@ -59,4 +60,5 @@ heatmap(
     title=f"$d_k={d_k}$",
     ylabel=None,                                   # rows: qk^T, qk^T/sqrt(d_k)
 )
+# sphinx_gallery_alt = "Heatmap of two rows of eight weights, one query against eight keys. In the top row, without scaling, one cell takes nearly all the weight; in the bottom row, with scaling, the weight is shared among several keys."
 plt.show()

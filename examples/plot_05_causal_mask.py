@@ -65,4 +65,5 @@ heatmap(scores, x_labels=tokens, ax=axes[0], vmin=float(scores.min()), title=r"$
 heatmap(mask.float(), x_labels=tokens, ax=axes[1], fmt=".0f", title="$M$", colorbar=False)
 heatmap(weights, x_labels=tokens, ax=axes[2], title=r"$\alpha$")
 fig.tight_layout()
+# sphinx_gallery_alt = "Three six-by-six heatmaps with their numbers, queries down and keys across: the scaled scores; the mask, ones on and below the diagonal and zeros above it; and the causal weights, zero above the diagonal."
 plt.show()

@@ -71,4 +71,5 @@ with torch.no_grad():
     _, w = mha(x, return_weights=True)  # (2, 4, 6, 6)
 print("w.shape:", w.shape)
 heatmap_grid(w[0], x_labels=tokens, ncols=4)
+# sphinx_gallery_alt = "Four six-by-six heatmaps in a row, one per head, queries down and keys across, each cell printed with its weight: every head weighs the same six tokens in its own way."
 plt.show()

@@ -73,4 +73,5 @@ for h in range(heads):
     heatmap(w_sf[:, :, 0, h], x_labels=pos, ax=axes[1, h], xlabel="$j$", ylabel="$i$")
     axes[1, h].set_title(f"w_sf[:, :, 0, {h}]", pad=30)
 fig.tight_layout()
+# sphinx_gallery_alt = "A grid of heatmaps, two rows with one column per head, positions j across and i down. The top row shows the weights of the batch-first module, the bottom row those of the sequence-first module: each column's two heatmaps are identical."
 plt.show()

@@ -68,6 +68,7 @@ ax.set_xlabel("$2i$, $2i+1$")
 ax.set_ylabel("$pos$")
 ax.set_title(r"$\mathrm{PE}(pos, \cdot)$, $d_{\mathrm{model}}=64$")
 fig.colorbar(im, ax=ax)
+# sphinx_gallery_alt = "Image of the sinusoidal table, positions 0 to 99 down and its 64 columns across, red for negative values and blue for positive ones. The left columns alternate colour within a few rows; further right the bands widen until the last columns barely change."
 plt.show()
 
 # %%
@@ -85,4 +86,5 @@ for p0 in (0, 300, 600):
 ax.set_xlabel("$p' - p$")
 ax.set_ylabel(r"$\cos(\mathrm{PE}(p), \mathrm{PE}(p'))$")
 ax.legend()
+# sphinx_gallery_alt = "Line plot of the cosine similarity between two positions against their distance, from 0 to 400, with three curves that start from positions 0, 300 and 600. The curves fall from 1 with ripples and lie exactly on top of each other."
 plt.show()

@@ -57,4 +57,5 @@ print("k=t:  ", att[:, :, t, t].mean(dim=(0, 2)))
 # other the diagonal just below the main one (the previous token).
 labels = [f"${tok}_{{{i}}}$" for i, tok in enumerate(x_test[0].tolist())]
 fig = attn.plot.heatmap_grid(att[0], labels, ncols=2)
+# sphinx_gallery_alt = "Two causal heatmaps, one per head of the trained model, queries down and keys across, each labelled with a token and its position. One head fills the first column; the other the cells just left of the diagonal."
 plt.show()

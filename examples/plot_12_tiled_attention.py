@@ -43,6 +43,7 @@ for n in ends[:-1]:
     ax_s.axvline(n - 0.5, color="gray", ls=":", lw=1)
 ax_s.set_xlabel("$j$")
 _ = ax_s.legend()
+# sphinx_gallery_alt = "Bar chart of the 64 scores of one query, one bar per key, with dotted vertical lines between the blocks of eight and a red step line for the running maximum, which rises at some blocks and stays level at the others."
 
 # %%
 # The running output after each block
@@ -63,4 +64,5 @@ ax_o.set_xlabel("$n$")
 ax_o.set_xticks(ends)
 ax_o.legend()
 fig.tight_layout()
+# sphinx_gallery_alt = "Line plot of the running output after each block of eight keys, one point per block, and a dashed horizontal line at the output of the fused path. The points move as the blocks arrive and the last one lands on the dashed line."
 plt.show()

@@ -55,4 +55,5 @@ ax.set_ylabel("B")
 ax.grid(alpha=0.3)
 ax.legend()
 fig.tight_layout()
+# sphinx_gallery_alt = "Line plot of the bytes held by the cache against the number of cached positions T, one straight line per number of key-value heads. Each line rises in proportion to T, and the fewer key-value heads, the lower the line."
 plt.show()

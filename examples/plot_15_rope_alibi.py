@@ -44,6 +44,7 @@ ax.set_xlabel("$n$")
 ax.set_ylabel("$m$")
 ax.set_title(rf"$q\cdot k={(q @ k).item():.2f}$")
 _ = fig.colorbar(im, ax=ax)
+# sphinx_gallery_alt = "Heatmap of the RoPE score of one query and one key placed at every pair of positions m (down) and n (across), red for negative and blue for positive: straight stripes parallel to the diagonal."
 
 # %%
 # ALiBi: one decay per head
@@ -61,4 +62,5 @@ for ax, h in zip(axes, (0, 3, 7)):
     heatmap(w[h], ax=ax, title=f"$h={h}$", annotate=False, vmax=1.0, colorbar=False,
             xlabel="$j$", ylabel="$i$")
 fig.tight_layout()
+# sphinx_gallery_alt = "Three twelve-by-twelve causal heatmaps of ALiBi weights for heads 0, 3 and 7, queries down and keys across. Head 0 keeps its weight on the diagonal and the few keys before it; head 7 spreads it almost evenly over all earlier keys."
 plt.show()

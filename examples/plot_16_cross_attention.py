@@ -41,4 +41,5 @@ print(f"alignment_accuracy = {seq2seq.alignment_accuracy(model, src, tgt):.3f}")
 w = seq2seq.cross_weights(model, src[:1], tgt[:1])[0, 0]  # (T_tgt, T_src)
 s, t = seq2seq.decode(src[0]), seq2seq.decode(tgt[0])
 heatmap(w, [f"${c}_{{{k}}}$" for k, c in enumerate(s)], [f"${c}_{{{k}}}$" for k, c in enumerate(t)])
+# sphinx_gallery_alt = "Heatmap of the cross-attention weights, one row per output character and one column per source character, each labelled with its position. The weight of each output digit sits on the matching source digit, so the dark cells trace the year, then the month, then the day."
 plt.show()

@@ -54,6 +54,7 @@ assert ms_decode > 5 * ms_prefill
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.bar(["$T = 128$", "$T = 1$"], [ms_prefill / 128, ms_decode / 128])
 ax.set(ylabel="ms / token", yscale="log")
+# sphinx_gallery_alt = "Bar chart with two bars on a logarithmic axis, the milliseconds of thread CPU time per token when 128 tokens go through the model at once and when they go one at a time: the second bar is much taller."
 plt.show()
 
 # %%

@@ -1,97 +1,78 @@
-"""Alt text for the figures, in the page's language.
+"""Alt text for the figures: written where each figure is drawn, read in the page's language.
 
-Why: myst-nb gives a cell's figure no alt text (the HTML writer then uses the
-file's path) and sphinx-gallery uses the figure's axis titles (raw TeX such as
-``$h_{1}$``) or nothing for its thumbnails.  A figure's caption describes it
-best; without one, the paragraph that introduces the code drawing it does.
-That text was translated by the catalogs already, so the alt text is in the
-page's language.  Several figures after one paragraph are numbered.
+Why: a figure's alt text says what the figure shows (its axes, what to notice), so a
+reader who cannot see it is told what the others see.  It is written by hand where
+the figure is made, in English, and the catalogs translate it like any other text:
+
+- a chapter's figure: the code cell's metadata, which myst-nb reads
+  (``mystnb: {image: {alt: ...}}`` in the cell's options);
+- a gallery script's figure: a comment in the block that draws it,
+  ``# sphinx_gallery_alt = "..."``, one per figure in order; sphinx-gallery hides
+  such comments from the page (``remove_config_comments``) and :func:`gallery_scraper`
+  (``image_scrapers`` in ``conf.py``) gives it to the figure.
+
+Both become the ``alt`` of a docutils ``image`` node, which Sphinx extracts for the
+catalogs (``make update-po``) and translates when it reads the page.  sphinx-gallery
+writes its own ``image-sg`` directive, whose node Sphinx neither extracts nor
+translates, so the scraper writes a plain ``image`` directive instead (the book uses
+no ``image_srcset``).  The gallery's thumbnails get their example's first figure's alt
+text; a figure without one, or with TeX in it, is a build warning (``-W``: an error).
 """
 
+import ast
 import re
-from pathlib import Path
 
-from book_text import ancestors, plain_text
 from docutils import nodes
-from sphinx.locale import get_translation
+from sphinx.util import logging
 
-_ = get_translation("sphinx")
-ALT_CHARS = 250
+logger = logging.getLogger(__name__)
+ALT_COMMENT = re.compile(r"^[ \t]*#\s*sphinx_gallery_alt\s*=\s*(.+?)[ \t]*$", re.MULTILINE)
 THUMB_IMAGE = re.compile(r"sphx_glr_(?P<name>.+)_thumb\.\w+$")
+TEX = re.compile(r"[$\\]|mathcal|\bapprox\b")
 
 
-def _shorten(text, limit=ALT_CHARS):
-    """``text`` cut at a sentence or a word near ``limit`` characters, ending like a sentence."""
-    text = re.sub(r"\s*[:;,]$", ".", text.strip())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    end = max(cut.rfind(". "), cut.rfind(": "))
-    return cut[: end + 1] if end > limit // 3 else cut.rsplit(" ", 1)[0].rstrip(",;:") + "…"
+def gallery_scraper(block, block_vars, gallery_conf, **kwargs):
+    """sphinx-gallery's matplotlib scraper, each figure given the alt text its block declares."""
+    from sphinx_gallery.scrapers import matplotlib_scraper
+
+    rst = matplotlib_scraper(block, block_vars, gallery_conf, **kwargs)
+    alts = [ast.literal_eval(value) for value in ALT_COMMENT.findall(block.content)]
+    figures = rst.count(".. image-sg::")
+    if figures != len(alts):
+        raise ValueError(
+            f"{block_vars.get('src_file', 'a gallery script')}, block at line {block.lineno}: "
+            f"{figures} figure(s) but {len(alts)} '# sphinx_gallery_alt = \"...\"' comment(s); "
+            "give each figure one, in order"
+        )
+    alts = iter(alts)
+    rst = re.sub(r"(?m)^([ \t]*):alt:.*$", lambda m: f"{m[1]}:alt: {next(alts)}", rst)
+    rst = re.sub(r"(?m)^[ \t]*:srcset:.*\n", "", rst)  # a plain image: no srcset
+    return rst.replace(".. image-sg::", ".. image::")
 
 
-def _inside_code(node):
-    while node is not None:
-        if isinstance(node, nodes.container) and node.get("nb_element") == "cell_code_output":
-            return True
-        node = node.parent
-    return False
-
-
-def _text_before(node):
-    """The last paragraph before ``node`` in its section (the text that introduces it), or its title."""
-    while node.parent is not None and not isinstance(node.parent, (nodes.section, nodes.document)):
-        node = node.parent
-    parent = node.parent
-    if parent is None:
-        return ""
-    for sibling in reversed(parent.children[: parent.index(node)]):
-        paras = [sibling] if isinstance(sibling, nodes.paragraph) else list(sibling.findall(nodes.paragraph))
-        paras = [p for p in paras if not _inside_code(p)]
-        if paras:
-            return plain_text(paras[-1])
-    title = next(iter(parent.findall(nodes.title)), None) if isinstance(parent, nodes.section) else None
-    return plain_text(title) if title is not None else ""
-
-
-def _needs_alt(node):
-    """A figure whose alt text is no description: none, a file name, or sphinx-gallery's axis titles."""
-    if type(node).__name__ == "imgsgnode":
-        return True
-    if not isinstance(node, nodes.image) or isinstance(node.parent, nodes.reference):
-        return False
-    alt, uri = node.get("alt", ""), node.get("uri", "")
-    if "sphx_glr_" in uri + node.get("candidates", {}).get("*", ""):
-        return False
-    return not alt.strip() or alt == uri or "$" in alt or "\\" in alt or Path(uri).name in alt
-
-
-def figure_alts(doctree):
-    """``[(node, text, i, n)]``: each figure needing an alt text, its text, its rank among the ``n`` it shares it with."""
-    groups = {}
-    for node in doctree.findall(_needs_alt):
-        figure = next((p for p in ancestors(node) if isinstance(p, nodes.figure)), None)
-        caption = next(iter(figure.findall(nodes.caption)), None) if figure is not None else None
-        groups.setdefault(plain_text(caption) if caption is not None else _text_before(node), []).append(node)
-    return [(node, text, i, len(group)) for text, group in groups.items() for i, node in enumerate(group, 1)]
-
-
-
-def set_figure_alts(app, doctree, docname):
-    """Write the alt text of :func:`figure_alts` into the page's figures, and the gallery thumbnails'."""
-    for node, text, i, n in figure_alts(doctree):
-        alt = _shorten(text) if text else app.env.titles[docname].astext()
-        node["alt"] = _("{alt} (figure {i} of {n})").format(alt=alt, i=i, n=n) if n > 1 else alt
+def check_alts(app, doctree, docname):
+    """Give the gallery's thumbnails their figure's alt text; warn on a figure without one."""
     if docname.endswith("auto_examples/index"):
         for node in doctree.findall(nodes.image):
             match = THUMB_IMAGE.search(node.get("uri", ""))
             name = match and f"auto_examples/{match['name']}"
-            if name in app.env.titles:
-                alts = figure_alts(app.env.get_doctree(name))
-                text = alts[0][1] if alts else app.env.titles[name].astext()
-                node["alt"] = _("Figure of the example: {alt}").format(alt=_shorten(text, 160))
+            if name in app.env.all_docs:
+                figures = [
+                    image for image in app.env.get_doctree(name).findall(nodes.image)
+                    if f"sphx_glr_{match['name']}_" in image.get("uri", "")
+                ]
+                if figures:
+                    node["alt"] = figures[0].get("alt", "")
+    for node in doctree.findall(nodes.image):
+        alt = node.get("alt", "").strip()
+        if not alt or TEX.search(alt):
+            logger.warning(
+                "figure %s: %s (book_alt: write what the figure shows where it is drawn, no TeX)",
+                node.get("uri"), f"alt text {alt!r}" if alt else "no alt text",
+                location=node,
+            )
 
 
 def setup(app):
-    app.connect("doctree-resolved", set_figure_alts)
+    app.connect("doctree-resolved", check_alts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -19,17 +19,15 @@ numbers docutils gives citations, and keeps them in place in the PDF.
 
 :func:`citation_text` writes a citation as the page shows it, for the chapters'
 notebooks (``chapter_notebooks``), where no Sphinx role is left, with the ``book``
-referencing style's own templates::
-
-    python docs/_ext/book_bibliography.py vaswani2017 t    # Vaswani et al. (2017)
+referencing style's own templates.
 """
 
 import dataclasses
 import functools
-import sys
 from pathlib import Path
 
 import pybtex.plugin
+import sphinxcontrib.bibtex.plugin
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from pybtex.richtext import BaseMultipartText, Text
@@ -37,6 +35,8 @@ from pybtex.style.formatting import BaseStyle, toplevel
 from pybtex.style.template import field, href, join, node, optional, sentence, tag
 from sphinxcontrib.bibtex.domain import SphinxReferenceInfo
 from sphinxcontrib.bibtex.richtext import BaseReferenceText
+from sphinxcontrib.bibtex.style.referencing import BracketStyle, PersonStyle
+from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
 # The bibliography file, relative to the repository (conf.py: bibtex_bibfiles).
 BIBFILE = "docs/references.bib"
@@ -120,27 +120,24 @@ class BookStyle(BaseStyle):
 # -- the citations ---------------------------------------------------------------------------------
 
 
-def _reference_style():
+def _round_brackets():
+    return BracketStyle(left="(", right=")", sep="; ")
+
+
+def _persons():
+    return PersonStyle(sep=", ", sep2=AND, last_sep="," + AND, other=Text(ET_AL))
+
+
+@dataclasses.dataclass
+class BookReferenceStyle(AuthorYearReferenceStyle):
     """The ``book`` referencing style: author-year, round brackets, ``&``, ``;`` between works."""
-    from sphinxcontrib.bibtex.style.referencing import BracketStyle, PersonStyle
-    from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
-    def round_brackets():
-        return BracketStyle(left="(", right=")", sep="; ")
-
-    def persons():
-        return PersonStyle(sep=", ", sep2=AND, last_sep="," + AND, other=Text(ET_AL))
-
-    @dataclasses.dataclass
-    class BookReferenceStyle(AuthorYearReferenceStyle):
-        bracket_textual: BracketStyle = dataclasses.field(default_factory=round_brackets)
-        bracket_parenthetical: BracketStyle = dataclasses.field(default_factory=round_brackets)
-        bracket_author: BracketStyle = dataclasses.field(default_factory=round_brackets)
-        bracket_label: BracketStyle = dataclasses.field(default_factory=round_brackets)
-        bracket_year: BracketStyle = dataclasses.field(default_factory=round_brackets)
-        person: PersonStyle = dataclasses.field(default_factory=persons)
-
-    return BookReferenceStyle
+    bracket_textual: BracketStyle = dataclasses.field(default_factory=_round_brackets)
+    bracket_parenthetical: BracketStyle = dataclasses.field(default_factory=_round_brackets)
+    bracket_author: BracketStyle = dataclasses.field(default_factory=_round_brackets)
+    bracket_label: BracketStyle = dataclasses.field(default_factory=_round_brackets)
+    bracket_year: BracketStyle = dataclasses.field(default_factory=_round_brackets)
+    person: PersonStyle = dataclasses.field(default_factory=_persons)
 
 
 # -- the page ---------------------------------------------------------------------------------
@@ -193,7 +190,7 @@ def entry_url(entry):
 @functools.cache
 def _styles():
     """The entries' style and the citations' (pybtex finds plugins in packages' metadata: once)."""
-    return BookStyle(), _reference_style()()
+    return BookStyle(), BookReferenceStyle()
 
 
 def _plain(text):
@@ -238,13 +235,7 @@ def load_entries(path=BIBPATH):
 
 def setup(app):
     pybtex.plugin.register_plugin("pybtex.style.formatting", "book", BookStyle)
-    from sphinxcontrib.bibtex.plugin import register_plugin
-
-    register_plugin("sphinxcontrib.bibtex.style.referencing", "book", _reference_style())
+    sphinxcontrib.bibtex.plugin.register_plugin("sphinxcontrib.bibtex.style.referencing", "book", BookReferenceStyle)
     app.add_post_transform(EntriesAsList)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
-
-if __name__ == "__main__":
-    key, role = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "p"
-    print(citation_text(load_entries(), role, key))

@@ -13,7 +13,6 @@ Docs serves the formats it builds.  The list is left out of the PDF and the EPUB
 
 import os
 import re
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -110,6 +109,3 @@ def setup(app):
     app.connect("env-get-outdated", downloads_changed)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
-
-if __name__ == "__main__":
-    print(file_stem(sys.argv[1], sys.argv[2]))  # python docs/_ext/book_downloads.py "Atención, desde cero" es

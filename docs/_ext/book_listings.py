@@ -13,18 +13,13 @@ a ``.py`` listing, every docstring of the lines it shows (of the module, a class
 or a function), after Sphinx's own options (``:pyobject:``, ``:start-at:``, ...)
 have chosen the lines.  ``tests/book/test_build.py`` checks that no listing on a
 built page has a docstring left.
-
-``python docs/_ext/book_listings.py attn/causal.py CausalAttention.forward``
-prints a listing as a page shows it.
 """
 
 import ast
-import sys
 import textwrap
-import types
 
 from docutils import nodes
-from sphinx.directives.code import LiteralInclude, LiteralIncludeReader
+from sphinx.directives.code import LiteralInclude
 
 
 def docstrings(code):
@@ -87,9 +82,3 @@ def setup(app):
     app.add_directive("literalinclude", BookLiteralInclude, override=True)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
-
-if __name__ == "__main__":
-    path, pyobject = sys.argv[1], sys.argv[2]
-    config = types.SimpleNamespace(source_encoding="utf-8")
-    text, _ = LiteralIncludeReader(path, {"pyobject": pyobject}, config).read()
-    print(strip_docstrings(text), end="")

@@ -12,16 +12,11 @@ as quotes, solutions as ``<details>``, ``literalinclude`` as the code the page
 shows), and the archive of those and the gallery's notebooks, named as the PDF is
 (``book_downloads``).  Each chapter page gets a button
 (``_templates/chapter-notebook.html``).
-
-``python docs/_ext/chapter_notebooks.py es docs/chapters/05_causal_attention.md``
-prints the Spanish text cells of a chapter, and what found no translation.
 """
 
-import ast
 import html
 import io
 import re
-import sys
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -413,35 +408,3 @@ def setup(app):
     app.connect("build-finished", write_notebooks, priority=800)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
-
-def text_cells(lang, path):
-    """``(texts, missing)``: the text cells of the page at ``path`` in ``lang``, without a build.
-
-    Outside Sphinx, references keep their labels and ``literalinclude`` names its
-    file: enough to see the translation (the tests check that nothing is missing).
-    """
-    from myst_nb.core.read import read_myst_markdown_notebook
-    from myst_parser.config.main import MdParserConfig
-
-    root = Path(__file__).resolve().parents[2]
-    conf = ast.parse((root / "conf.py").read_text(encoding="utf-8"))
-    extensions = next(
-        ast.literal_eval(node.value) for node in conf.body
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "myst_enable_extensions"
-    )
-    md_config = MdParserConfig(enable_extensions=set(extensions))
-    page = Path(path).resolve().relative_to(root / "docs").with_suffix("").as_posix()
-    converter = Converter(
-        md_parser(md_config), catalog(lang, page), lambda target, role: target,
-        lambda argument, options, line: (f"# {argument}", "python"), translate=lang != SOURCE,
-    )
-    nb = read_myst_markdown_notebook(Path(path).read_text(encoding="utf-8"), config=md_config)
-    texts = [converter.convert(cell.source) for cell in nb.cells if cell.cell_type == "markdown"]
-    return texts, converter.missing
-
-
-if __name__ == "__main__":
-    texts, missing = text_cells(sys.argv[1], sys.argv[2])
-    print("\n\n".join(texts))
-    for key in missing:
-        print("untranslated:", key[:100], file=sys.stderr)

@@ -11,16 +11,12 @@ paragraph by paragraph, by its translation in the example's catalog
 roles become the words the page shows (``book_text.resolve_roles``, as in the
 chapters' notebooks).  Code, its comments and outputs are unchanged; the notebook
 is made from the new script the way sphinx-gallery makes its own.
-
-``python docs/_ext/translated_downloads.py es examples/plot_04_scaling.py``
-prints the translated script, and the paragraphs it found no translation for.
 """
 
 import ast
 import io
 import json
 import re
-import sys
 import tempfile
 import textwrap
 import zipfile
@@ -158,10 +154,3 @@ def setup(app):
     app.connect("build-finished", _rewrite_downloads)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
-
-if __name__ == "__main__":
-    lang, path = sys.argv[1], Path(sys.argv[2])
-    missing = []
-    print(translate_script(path.read_text(encoding="utf-8"), catalog(lang, f"auto_examples/{path.stem}"), missing))
-    for key in missing:
-        print("untranslated:", key[:100], file=sys.stderr)

@@ -1117,3 +1117,83 @@ def test_downloads_download_from_disk(site, browser, lang):
             page.close()
     finally:
         ctx.close()
+
+
+# -- search: its field and its highlights -------------------------------------------------
+
+# Each search field's icon and where the field's text starts (its left padding): the
+# first letter typed must lie right of the magnifier.
+JS_SEARCH_FIELDS = """() => Array.from(document.querySelectorAll("form.bd-search"))
+  .filter((form) => form.getBoundingClientRect().width > 0)
+  .map((form) => {
+    const icon = form.querySelector("i, svg").getBoundingClientRect();
+    const input = form.querySelector("input");
+    const box = input.getBoundingClientRect(), style = getComputedStyle(input);
+    return { iconRight: icon.right, iconWidth: icon.width,
+             textStart: box.left + parseFloat(style.borderLeftWidth) + parseFloat(style.paddingLeft) };
+  })"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_search_icon_is_clear_of_the_text(server, browser, lang):
+    for viewport in (NARROW, {"width": 1366, "height": 800}):
+        ctx = _new_context(browser, viewport=viewport)
+        try:
+            page = ctx.new_page()
+            page.goto(f"{server}/{lang}/search.html", wait_until="load")
+            _ready(page)
+            fields = {"the search page": page.evaluate(JS_SEARCH_FIELDS)}
+            page.goto(f"{server}/{lang}/{_figure_page()}.html", wait_until="load")
+            _ready(page)
+            page.locator("button.search-button__button:visible").first.click()  # the search dialog
+            page.wait_for_selector("dialog[open] form.bd-search input")
+            fields["the header's dialog"] = page.evaluate(JS_SEARCH_FIELDS)
+        finally:
+            ctx.close()
+        for where, found in fields.items():
+            assert found, f"{lang} at {viewport['width']} px: no visible search field on {where}"
+            for field in found:
+                assert field["iconWidth"] > 0, f"{lang}: the magnifier of {where} is not drawn: {field}"
+                assert field["iconRight"] <= field["textStart"], (
+                    f"{lang} at {viewport['width']} px: the magnifier of {where} covers the first letter "
+                    f"typed: {field}"
+                )
+
+
+# Contrast (WCAG) of every word a search highlighted: its colour against the first
+# background drawn behind it.
+JS_HIGHLIGHT_CONTRAST = """() => {
+  const rgb = (s) => s.match(/[\\d.]+/g).map(Number);
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const background = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length < 4 || c[3] > 0) return c;
+    }
+    return [255, 255, 255];
+  };
+  return Array.from(document.querySelectorAll("article .highlighted")).map((el) => {
+    const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))].sort((x, y) => y - x);
+    return { inLink: !!el.closest("a"), ratio: (a + 0.05) / (b + 0.05), text: el.textContent };
+  });
+}"""
+
+
+@pytest.mark.parametrize("lang, term", [("en", "attention"), ("es", "atención")])
+def test_search_highlights_are_readable(server, browser, lang, term):
+    page_name = next(p for p in CHAPTERS if "03_" in p)
+    for scheme in ("light", "dark"):
+        ctx = _new_context(browser, color_scheme=scheme)
+        try:
+            page = ctx.new_page()
+            page.goto(f"{server}/{lang}/{page_name}.html?highlight={term}", wait_until="load")
+            page.wait_for_selector("article .highlighted", state="attached")
+            found = page.evaluate(JS_HIGHLIGHT_CONTRAST)
+        finally:
+            ctx.close()
+        assert any(h["inLink"] for h in found), f"{lang}/{page_name}: no highlighted word in a link to check"
+        low = [h for h in found if h["ratio"] < 4.5]
+        assert not low, f"{lang}/{page_name} ({scheme}): highlighted words below 4.5:1: {low[:3]}"

@@ -5,18 +5,42 @@ build; these checks run its conversion on the sources, without a build (the
 built notebooks are checked in ``tests/book/test_notebooks.py``).
 """
 
+import ast
 import sys
 from pathlib import Path
 
 import pytest
-from book_languages import TRANSLATION
+from book_languages import SOURCE, TRANSLATION, catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-from chapter_notebooks import Converter, md_parser, text_cells  # noqa: E402
+from chapter_notebooks import Converter, md_parser  # noqa: E402
+from myst_nb.core.read import read_myst_markdown_notebook  # noqa: E402
 from myst_parser.config.main import MdParserConfig  # noqa: E402
 
 CHAPTERS = sorted((ROOT / "docs" / "chapters").glob("*.md"))
+
+
+def text_cells(lang, path):
+    """``(texts, missing)``: the text cells of the page at ``path`` in ``lang``, without a build.
+
+    Outside Sphinx, references keep their labels and ``literalinclude`` names its
+    file: enough to see the translation (the tests check that nothing is missing).
+    """
+    conf = ast.parse((ROOT / "conf.py").read_text(encoding="utf-8"))
+    extensions = next(
+        ast.literal_eval(node.value) for node in conf.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "myst_enable_extensions"
+    )
+    md_config = MdParserConfig(enable_extensions=set(extensions))
+    page = Path(path).resolve().relative_to(ROOT / "docs").with_suffix("").as_posix()
+    converter = Converter(
+        md_parser(md_config), catalog(lang, page), lambda target, role: target,
+        lambda argument, options, line: (f"# {argument}", "python"), translate=lang != SOURCE,
+    )
+    nb = read_myst_markdown_notebook(Path(path).read_text(encoding="utf-8"), config=md_config)
+    texts = [converter.convert(cell.source) for cell in nb.cells if cell.cell_type == "markdown"]
+    return texts, converter.missing
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

@@ -1,0 +1,88 @@
+"""Execute the chapters' notebooks side by side into the notebook cache, before Sphinx.
+
+``make html`` (and ``pdf``, ``epub``) runs this first: ``python tools/execute_notebooks.py``.
+myst-nb's cache mode (``conf.py``: ``nb_execution_mode = "cache"``) runs a page's
+notebook when Sphinx reads it, one page after another; this script runs the notebooks
+that are not in the cache yet in a pool of processes (``BOOK_JOBS``, default: every
+core), with the same reader, working directory, timeout and cache as myst-nb, so Sphinx
+then finds each of them in the cache and runs no code. A notebook whose code has not
+changed since its last run is not run again (the cache is keyed on the code cells).
+
+One line per notebook as it finishes; the first error stops the build with the
+notebook's traceback. ``BOOK_CELL_TIMEOUT`` (seconds, as in ``conf.py``) stops a cell
+that hangs.
+"""
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+from jupyter_cache import get_cache
+from jupyter_cache.base import CacheBundleIn
+from jupyter_cache.executors.utils import single_nb_execution
+from myst_nb.core.read import is_myst_markdown_notebook, myst_nb_reader_plugin
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+CACHE = ROOT / "_build" / ".jupyter_cache"  # conf.py's nb_execution_cache_path
+READ_DATA = {"name": "myst_nb_md", "type": "plugin"}  # the reader myst-nb stages with
+# The kernel's own log (not the cells' output): ipykernel warns "Kernel is running over
+# TCP without encryption" at every start, on a connection that never leaves this machine.
+KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
+
+
+def notebooks():
+    """The pages that are notebooks (MyST text with a kernel), the likely longest first.
+
+    Those that train a model (``train(`` in the text) first, then the longest files, so
+    that no core waits at the end on one long notebook started last.
+    """
+    pages = [p for p in sorted(DOCS.rglob("*.md")) if "_build" not in p.parts and "auto_examples" not in p.parts]
+    texts = {p: p.read_text("utf8") for p in pages}
+    found = [p for p in pages if is_myst_markdown_notebook(texts[p])]
+    return sorted(found, key=lambda p: ("train(" in texts[p], len(texts[p])), reverse=True)
+
+
+def _execute(path):
+    """Run one notebook in its own folder, as myst-nb does; ``(path, nb, seconds, error)``."""
+    nb = myst_nb_reader_plugin(str(path))
+    timeout = int(os.environ.get("BOOK_CELL_TIMEOUT", "-1"))
+    result = single_nb_execution(
+        nb, cwd=str(path.parent), allow_errors=False, timeout=timeout, meta_override=True, extra_arguments=KERNEL_ARGS
+    )
+    return path, nb, result.time, result.exc_string if result.err is not None else None
+
+
+def main():
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    cache = get_cache(str(CACHE))
+    todo = []
+    for path in notebooks():
+        try:
+            cache.match_cache_notebook(myst_nb_reader_plugin(str(path)))
+        except KeyError:
+            todo.append(path)
+    if not todo:
+        print("notebooks: all in the cache, none to run")
+        return 0
+    jobs = int(os.environ.get("BOOK_JOBS", "0")) or os.cpu_count() or 1
+    print(f"notebooks: running {len(todo)} in {min(jobs, len(todo))} processes", flush=True)
+    start = time.perf_counter()
+    with multiprocessing.get_context("spawn").Pool(min(jobs, len(todo))) as pool:
+        for n, (path, nb, seconds, error) in enumerate(pool.imap_unordered(_execute, todo), 1):
+            name = path.relative_to(DOCS)
+            if error is not None:
+                print(f"notebooks: {name} failed\n{error}", file=sys.stderr, flush=True)
+                pool.terminate()
+                return 1
+            stage = cache.add_nb_to_project(str(path), read_data=READ_DATA)
+            bundle = CacheBundleIn(nb, stage.uri, data={"execution_seconds": seconds})
+            cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+            print(f"notebooks: [{n}/{len(todo)}] {name} ran in {seconds:.1f} s", flush=True)
+    print(f"notebooks: {len(todo)} run in {time.perf_counter() - start:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
