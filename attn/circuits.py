@@ -55,7 +55,7 @@ class AttentionLayer(nn.Module):
         k = self.W_key(x).view(B, T, h, d // h).transpose(1, 2)  # (B, T, d) -> (B, h, T, d_h)
         v = self.W_value(x).view(B, T, h, d // h).transpose(1, 2)  # (B, T, d) -> (B, h, T, d_h)
         out, att = _attention(q, k, v, is_causal=True, return_weights=True)  # (B, h, T, d_h), (B, h, T, T)
-        out = out * keep[:, None, None]  # (B, h, T, d_h) * (h, 1, 1): ablated heads -> 0
+        out = out * keep[:, None, None]  # (B, h, T, d_h) * (h, 1, 1): keep = 0 -> 0
         out = out.transpose(1, 2).reshape(B, T, d)  # (B, h, T, d_h) -> (B, T, d)
         return self.out_proj(out), att
 
@@ -81,6 +81,9 @@ class AttentionOnly(nn.Module):
         pos_emb (nn.Embedding): ``context_length -> d_model``, learned positions.
         layers (nn.ModuleList): the :class:`AttentionLayer`.
         unembed (nn.Linear): ``d_model -> V``.
+
+    Shape:
+        token ids ``(B, T)`` -> logits ``(B, T, V)``; weights ``(num_layers, B, num_heads, T, T)``.
     """
 
     def __init__(self, vocab_size, context_length, d_model=64, num_layers=2, num_heads=2):
@@ -121,7 +124,7 @@ class AttentionOnly(nn.Module):
         weights = []
         for layer, keep_l in zip(self.layers, keep):
             out, att = layer(x, keep_l)  # (B, T, d), (B, h, T, T)
-            x = x + out  # the residual stream, (B, T, d)
+            x = x + out  # x^(l+1) = x^(l) + out, (B, T, d)
             weights.append(att)
         logits = self.unembed(x)  # (B, T, d) -> (B, T, V)
         return (logits, torch.stack(weights)) if return_weights else logits  # (L, B, h, T, T)
@@ -166,7 +169,7 @@ def repeated_tokens(batch_size, half, vocab_size, generator=None):
         generator (torch.Generator, optional): for reproducible sequences.
 
     Returns:
-        torch.Tensor: int64 ``(B, 2 * half)``.
+        torch.Tensor: int64 ``(B, T)``, ``T = 2 * half``.
     """
     _checks.sizes(batch_size=batch_size, half=half, vocab_size=vocab_size)
     first = torch.randint(0, vocab_size, (batch_size, half), generator=generator)  # (B, n)
@@ -184,7 +187,7 @@ def _train_batch(batch_size, half, vocab_size, g):
     x = torch.randint(0, vocab_size, (batch_size, T), generator=g)  # (B, T)
     n = torch.randint(half // 2, half + 1, (batch_size, 1), generator=g)  # (B, 1)
     pos = torch.arange(T)  # (T,)
-    src = torch.where(pos >= T - n, pos - n, pos)  # (B, T): the last n tokens copy the n before
+    src = torch.where(pos >= T - n, pos - n, pos)  # (B, T): x_t = x_{t-n}, t >= T - n
     x = x.gather(1, src)  # (B, T)
     copy = pos[1:] >= T - n + 1  # (B, T - 1): targets x_t, t >= T - n + 1
     return x, copy
@@ -261,7 +264,7 @@ def copy_accuracy(model, x, *, ablate=()):
 
     Args:
         model (AttentionOnly): the model.
-        x (torch.Tensor): token ids ``(B, 2n)``, ``n >= 2``.
+        x (torch.Tensor): token ids ``(B, T)``, ``T = 2n``, ``n >= 2``.
         ablate (iterable of (int, int)): heads to zero, as in :meth:`AttentionOnly.forward`.
 
     Returns:

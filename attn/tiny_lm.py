@@ -265,15 +265,15 @@ class TinyLM(nn.Module):
 
     def _evict(self, caches, size, num_sinks):
         """:meth:`evict_caches` on checked inputs."""
-        S, n = num_sinks, len(caches[0]) - size  # n: positions S .. S + n - 1 go
+        S, n = num_sinks, len(caches[0]) - size  # evicted: positions S .. S + n - 1
         if n <= 0:
             return 0
         for block, cache in zip(self.blocks, caches):
             k, v = cache.k, cache.v  # (B, h_kv, P, d_head)
             win = k[..., S + n:, :]  # (B, h_kv, size - S, d_head): positions S + n .. P - 1
-            if block.attn.rope is not None:  # rotate back by n: positions S .. size - 1
+            if block.attn.rope is not None:  # R(-n): positions S .. size - 1
                 cos, sin = block.attn.rope.cos[n].to(k.dtype), block.attn.rope.sin[n].to(k.dtype)  # (d_head,)
-                win = win * cos - rotate_half(win) * sin  # R(-n): the angle -n theta_i
+                win = win * cos - rotate_half(win) * sin  # angle -n theta_i
             k = torch.cat([k[..., :S, :], win], dim=-2)  # (B, h_kv, size, d_head)
             v = torch.cat([v[..., :S, :], v[..., S + n:, :]], dim=-2)  # (B, h_kv, size, d_head)
             cache.reset()

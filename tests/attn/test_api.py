@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import attn
+import attn.circuits
 import attn.functional as AF
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -43,6 +44,12 @@ SIGNATURES = {
     attn.MultiHeadLatentAttention: "(d_in, d_out, context_length, num_heads, kv_latent_dim, *, rope_head_dim=0, dropout=0.0)",
     attn.latent_cache_bytes: "(num_layers, kv_latent_dim, seq_len, *, rope_head_dim=0, batch=1, bytes_per_element=2)",
     attn.CrossAttention: "(d_in, d_context, d_out, num_heads, dropout=0.0, qkv_bias=False)",
+    AF.previous_token_score: "(weights)",
+    AF.induction_score: "(weights, period)",
+    attn.circuits.AttentionOnly: "(vocab_size, context_length, d_model=64, num_layers=2, num_heads=2)",
+    attn.circuits.repeated_tokens: "(batch_size, half, vocab_size, generator=None)",
+    attn.circuits.train_induction: "(model, steps=600, batch_size=64, half=12, lr=0.01, seed=0)",
+    attn.circuits.copy_accuracy: "(model, x, *, ablate=())",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",
@@ -56,6 +63,7 @@ FORWARDS = {
     attn.GroupedQueryAttention: "(x, *, return_weights=False, cache=None)",
     attn.MultiHeadLatentAttention: "(x, *, cache=None, absorb=False, return_weights=False)",
     attn.CrossAttention: "(x, context, *, context_padding_mask=None, return_weights=False)",
+    attn.circuits.AttentionOnly: "(idx, *, return_weights=False, ablate=())",
 }
 
 
@@ -74,7 +82,8 @@ def test_forward_signature(cls):
 _AXIS = r"(?:\.\.\.|[A-Za-z_]\w*(?: [*/+-]{1,2} \w+)*)"
 _SHAPE = re.compile(rf"[(\[]{_AXIS}(?:, {_AXIS})+[)\]]")
 _SEQ_AXIS = re.compile(r"(?<![\w.])(?:B|T(?:_\w+)?|d(?:_\w+)?|h(?:_\w+)?|seq(?:_\w+)?|batch|\.\.\.)(?!\w)")
-NO_SHAPES = {attn.journey, attn.kv_cache_bytes, attn.latent_cache_bytes}  # they return sizes, not tensors
+NO_SHAPES = {attn.journey, attn.kv_cache_bytes, attn.latent_cache_bytes,  # they return sizes, not tensors
+             attn.circuits.train_induction}  # it returns lists of losses
 
 
 def shapes(doc):

@@ -16,20 +16,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import attn
+import attn.circuits
 import attn.functional as AF
 
 FUNCTIONS = [
     AF.alibi_bias, AF.alibi_slopes, AF.attention_weights, AF.causal_mask, AF.masked_softmax,
     AF.merge_heads, AF.merge_partial_attention, AF.padding_mask, AF.scaled_dot_product_attention,
     AF.simplified_self_attention, AF.sink_window_mask, AF.sliding_window_mask, AF.split_heads,
-    AF.tiled_attention, attn.kv_cache_bytes, attn.latent_cache_bytes, attn.mean_pool_kv_heads,
+    AF.tiled_attention, AF.previous_token_score, AF.induction_score, attn.kv_cache_bytes, attn.latent_cache_bytes, attn.mean_pool_kv_heads,
 ]
 MODULES = [
     attn.SelfAttentionV1, attn.SelfAttentionV2, attn.CausalAttention, attn.MultiHeadAttentionWrapper,
     attn.MultiHeadAttention, attn.SeqFirstMultiHeadAttention, attn.PositionalEncoding,
     attn.TransformerInputBlock, attn.RotaryEmbedding, attn.GroupedQueryAttention,
     attn.MultiHeadLatentAttention, attn.PrepareForMultiHeadAttention, attn.CrossAttention,
-    attn.seq2seq.Seq2Seq,
+    attn.seq2seq.Seq2Seq, attn.circuits.AttentionOnly,
 ]
 ALLOWED = (ValueError, TypeError)
 
