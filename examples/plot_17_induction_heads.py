@@ -38,6 +38,7 @@ ax.plot(repeat, label="repeat", color="tab:blue")
 ax.axhline(math.log(V), color="k", lw=0.8, ls="--", label="$\\ln V$")
 ax.set(xlabel="$s$", ylabel="$\\mathcal{L}$", ylim=(0, 5))
 ax.legend()
+# sphinx_gallery_alt = "Line plot of two training losses against the step, one on fresh tokens and one on repeated tokens, with a dashed horizontal line at the loss of a uniform guess. Later in training the loss on the repeated tokens drops well below the line, while the loss on the fresh tokens stays near it."
 plt.show()
 
 # %%
@@ -52,4 +53,5 @@ pt = AF.previous_token_score(w[0, 0]).argmax().item()
 ih = AF.induction_score(w[1, 0], half).argmax().item()
 labels = [f"${tok}_{{{i}}}$" for i, tok in enumerate(x[0].tolist())]
 heatmap_grid(torch.stack([w[0, 0, pt], w[1, 0, ih]]), labels, titles=[f"$(0, {pt})$", f"$(1, {ih})$"], ncols=2)
+# sphinx_gallery_alt = "Two causal heatmaps on a sequence that repeats after twelve tokens, queries down and keys across. Left, the previous-token head of layer 0: the weight sits just left of the diagonal. Right, the induction head of layer 1: in the second half, the weight sits on a line eleven positions left of the diagonal, the token after the earlier occurrence."
 plt.show()
