@@ -3,6 +3,7 @@
 Usage: python tools/translation_check.py [locale/es/LC_MESSAGES]
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -20,6 +21,20 @@ def coverage(po_dir):
         rows.append((path.relative_to(po_dir).as_posix(), len(entries) - len(fuzzy) - len(untranslated),
                      len(entries), untranslated, fuzzy))
     return rows
+
+
+def prose_words(po_dir):
+    """The words (two letters or more, lower-cased) of the translations under ``po_dir``.
+
+    Code, math, role targets, markup and «quotes» are left out: what remains is the
+    language's own prose, the vocabulary a figure label or a formula may borrow.
+    """
+    words = set()
+    for path in Path(po_dir).rglob("*.po"):
+        for e in polib.pofile(str(path)):
+            text = re.sub(r"\$[^$]*\$|:math:`[^`]*`|``.*?``|`[^`]*`|<[^>]*>|«[^»]*»", " ", e.msgstr, flags=re.S)
+            words |= {w.lower() for w in re.findall(r"[^\W\d_]{2,}", text)}
+    return words
 
 
 def main(argv):

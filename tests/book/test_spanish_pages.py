@@ -183,16 +183,11 @@ MATH_NAMES = frozenset(
 
 def spanish_words():
     """The words of the Spanish catalogs' prose (outside code, math, role targets and «quotes»)."""
-    import polib
     from book_languages import TRANSLATION
     from site_pages import ROOT
+    from translation_check import prose_words
 
-    words = set()
-    for path in (ROOT / "locale" / TRANSLATION / "LC_MESSAGES").rglob("*.po"):
-        for e in polib.pofile(str(path)):
-            text = re.sub(r"\$[^$]*\$|:math:`[^`]*`|``.*?``|`[^`]*`|<[^>]*>|«[^»]*»", " ", e.msgstr, flags=re.S)
-            words |= {w.lower() for w in re.findall(r"[^\W\d_]{2,}", text)}
-    return words
+    return prose_words(ROOT / "locale" / TRANSLATION / "LC_MESSAGES")
 
 
 def math_words(doc):

@@ -463,16 +463,11 @@ def figure_labels(code, first_line=1):
 
 
 def spanish_words():
-    """The words of the Spanish catalogs' prose (outside code, math and «quotes»)."""
-    import polib
+    """The words of the Spanish catalogs' prose (outside code, math, role targets and «quotes»)."""
     from book_languages import TRANSLATION
+    from translation_check import prose_words
 
-    words = set()
-    for path in (ROOT / "locale" / TRANSLATION / "LC_MESSAGES").rglob("*.po"):
-        for e in polib.pofile(str(path)):
-            text = re.sub(r"\$[^$]*\$|:math:`[^`]*`|``.*?``|`[^`]*`|<[^>]*>|«[^»]*»", " ", e.msgstr, flags=re.S)
-            words |= {w.lower() for w in re.findall(r"[^\W\d_]{2,}", text)}
-    return words
+    return prose_words(ROOT / "locale" / TRANSLATION / "LC_MESSAGES")
 
 
 def english_label_words(text, spanish):
