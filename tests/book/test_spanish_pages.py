@@ -231,3 +231,35 @@ def test_no_english_in_formulas(site_dir, spanish, page):
         "the rest in the text; inline formulas are in the catalog: translate their words. "
         "A name of the package's code may go into MATH_NAMES."
     )
+
+
+# -- prose left in English ----------------------------------------------------------------
+
+# What both editions print alike: code, formulas, outputs, the bibliography's entries.
+SHARED = "pre, code, math, .math, div.highlight, div.cell_output, .sphx-glr-script-out, .citation, .bibtex, script"
+
+
+def prose(doc):
+    """``{text}`` of the prose blocks (six words or more) of a page's article, shared parts left out."""
+    article = BeautifulSoup(str(doc.select_one("article") or doc), "html.parser")
+    for node in article.select(SHARED):
+        node.decompose()
+    texts = (_text(block) for block in article.find_all(BLOCKS + ["h1", "h2", "h3", "figcaption"]))
+    return {t for t in texts if len(re.findall(r"[^\W\d_]{2,}", t)) >= 6}
+
+
+def test_prose_finds_a_paragraph_left_in_english():
+    english = BeautifulSoup("<article><p>Part III puts attention to work, in two chapters.</p>"
+                            "<pre>for h in range(num_heads): print(h, weights[h])</pre></article>", "html.parser")
+    spanish = BeautifulSoup("<article><p>Part III puts attention to work, in two chapters.</p>"
+                            "<pre>for h in range(num_heads): print(h, weights[h])</pre></article>", "html.parser")
+    assert prose(english) & prose(spanish) == {"Part III puts attention to work, in two chapters."}
+
+
+@pytest.mark.parametrize("page", WRITTEN_PAGES)
+def test_no_paragraph_left_in_english(site_dir, page):
+    # A catalog entry whose msgid no longer matches the source (a merge that kept the old
+    # sentence) leaves the English paragraph on the Spanish page; translation-check,
+    # which reads only the catalogs, cannot see it.
+    left = prose(page_soup(site_dir, "en", page)) & prose(page_soup(site_dir, LANG, page))
+    assert not left, f"es/{page}: paragraphs still in English (run make update-po and translate): {sorted(left)}"
