@@ -67,9 +67,14 @@ def main():
         print("notebooks: all in the cache, none to run")
         return 0
     jobs = int(os.environ.get("BOOK_JOBS", "0")) or os.cpu_count() or 1
-    print(f"notebooks: running {len(todo)} in {min(jobs, len(todo))} processes", flush=True)
+    jobs = min(jobs, len(todo))
+    # Each kernel gets its share of the cores (torch reads OMP_NUM_THREADS when it starts):
+    # two notebooks that each use every core spin-wait on each other's threads; chapter
+    # 17's training takes 14 s of CPU on one thread, 68 s on two beside another notebook.
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
+    print(f"notebooks: running {len(todo)} in {jobs} processes", flush=True)
     start = time.perf_counter()
-    with multiprocessing.get_context("spawn").Pool(min(jobs, len(todo))) as pool:
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
         for n, (path, nb, seconds, error) in enumerate(pool.imap_unordered(_execute, todo), 1):
             name = path.relative_to(DOCS)
             if error is not None:
