@@ -235,8 +235,10 @@ def test_no_english_in_formulas(site_dir, spanish, page):
 
 # -- prose left in English ----------------------------------------------------------------
 
-# What both editions print alike: code, formulas, outputs, the bibliography's entries.
-SHARED = "pre, code, math, .math, div.highlight, div.cell_output, .sphx-glr-script-out, .citation, .bibtex, script"
+# What both editions print alike: code, formulas, outputs, API signatures, quotations
+# (chapter 1's example sentence) and the bibliography's entries.
+SHARED = ("pre, code, math, .math, div.highlight, div.cell_output, .sphx-glr-script-out, dt.sig, blockquote, "
+          ".book-bibliography, .citation, script")
 
 
 def prose(doc):
