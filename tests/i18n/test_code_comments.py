@@ -502,3 +502,54 @@ def test_figure_labels_are_neutral():
         if (words := [w for w in english_label_words(text, spanish) if w not in code_names(code)])
     ]
     assert not found, "figure labels in English (write notation: $P$, ms / token):\n" + "\n".join(found)
+
+
+# -- what a page shows fits on one screen --------------------------------------------------
+
+SCREEN = 45  # lines: a cell, a listed function or class (README, «How the code should read»)
+# Listings longer than a screen when this test was written, by page and first line, at
+# their length then: the list can only shrink (a listing that grows, or a new long one,
+# fails; one brought under a screen must leave the list).
+KNOWN_LONG = {
+    ("docs/chapters/06_multi_head_attention.md", "class MultiHeadAttentionWrapper(nn.Module):"): 48,
+    ("docs/chapters/08_positional_encoding.md", "class TransformerInputBlock(nn.Module):"): 59,
+    ("docs/chapters/09_what_heads_learn.md", "class TwoRelationNet(nn.Module):"): 54,
+    ("docs/chapters/12_cost_and_tiling.md",
+     "def tiled_attention(q, k, v, *, block_size=128, is_causal=False, scale=None, return_lse=False):"): 49,
+    ("docs/chapters/13_kv_cache.md", "@torch.no_grad()"): 47,
+    ("docs/chapters/13_kv_cache.md",
+     "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, *, batch=1, bytes_per_element=2,"): 47,
+    ("docs/chapters/14_grouped_query_attention.md", "def mean_pool_kv_heads(module, num_kv_heads):"): 57,
+    ("docs/chapters/19_latent_attention.md", "def forward(self, x, *, cache=None, absorb=False, return_weights=False):"): 54,
+}
+
+
+def shown_lengths(docs=DOCS, root=ROOT):
+    """``{(page, first line shown): lines}`` of every listing and code cell of the pages."""
+    lengths = {}
+    for page, source, first, last in shown_ranges(docs, root):
+        head = source.read_text(encoding="utf-8").split("\n")[first - 1].strip()
+        lengths[(str(page), head)] = max(lengths.get((str(page), head), 0), last - first + 1)
+    for where, _, code in page_cells(docs, root):
+        lines = code.strip("\n").split("\n")
+        lengths[(where, lines[0].strip())] = max(lengths.get((where, lines[0].strip()), 0), len(lines))
+    return lengths
+
+
+def test_shown_lengths_measures_a_listing(tmp_path):
+    (tmp_path / "pkg.py").write_text("@decorated\ndef f():\n" + "    x = 1\n" * 50)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text(
+        "```{literalinclude} ../pkg.py\n:pyobject: f\n```\n\n```{code-cell} ipython3\nx = 1\ny = 2\n```\n"
+    )
+    assert shown_lengths(tmp_path / "docs", tmp_path) == {
+        ("docs/page.md", "@decorated"): 52, ("docs/page.md", "x = 1"): 2,
+    }
+
+
+def test_what_a_page_shows_fits_on_one_screen():
+    lengths = shown_lengths()
+    long = {key: n for key, n in lengths.items() if n > SCREEN and n > KNOWN_LONG.get(key, 0)}
+    assert not long, f"more than {SCREEN} lines on one screen (split the cell, or shorten the listing): {long}"
+    fixed = sorted(key for key in KNOWN_LONG if lengths.get(key, 0) <= SCREEN)
+    assert not fixed, f"now fit on a screen (or are gone): remove them from KNOWN_LONG: {fixed}"
