@@ -44,10 +44,7 @@ def without_emphasis(markdown_text):
 
 
 def parse(path):
-    """The HTML file at ``path``, parsed once (pages link to each other a lot).
-
-    The tree is shared between tests: read it, never change it.
-    """
+    """The HTML file at ``path``, parsed (a new tree at every call: change it freely)."""
     return BeautifulSoup(Path(path).read_text(encoding="utf-8"), "html.parser")
 
 
@@ -62,6 +59,16 @@ def element_ids(doc):
     """The targets a ``#fragment`` can name: every ``id``, and ``name`` on ``<a>``."""
     ids = {el["id"] for el in doc.find_all(id=True)}
     return ids | {a["name"] for a in doc.find_all("a", attrs={"name": True})}
+
+
+@functools.lru_cache(maxsize=None)
+def file_ids(path):
+    """:func:`element_ids` of the built file at ``path`` (resolved), parsed once per session.
+
+    Every page links into the API page and the glossary many times: parsing the target
+    again for each link made the link checks the longest part of the suite.
+    """
+    return frozenset(element_ids(parse(path)))
 
 
 # The pages, derived once from the sources (page names, as in the built folders).
@@ -107,7 +114,7 @@ def check_links(site, lang, page):
             problems.append(f"{href!r}: no file {target.relative_to(site)}")
             continue
         fragment = unquote(url.fragment)
-        if fragment and target.suffix == ".html" and fragment not in element_ids(parse(target)):
+        if fragment and target.suffix == ".html" and fragment not in file_ids(target.resolve()):
             problems.append(
                 f"{href!r}: no element with id {fragment!r} in {target.relative_to(site)}"
             )
