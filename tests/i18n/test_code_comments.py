@@ -217,17 +217,28 @@ def printed_texts(code, first_line=1):
     A label such as ``"torch.equal:"`` or ``f"{h_kv=}: bytes/token = {n}"`` is fine; a
     sentence printed under a code cell is English prose on the Spanish page.
     """
+    found = []
+    for node, name in calls(code):
+        parts = strings(node) if name == "print" and isinstance(node.func, ast.Name) else []
+        if parts:
+            found.append((first_line + node.lineno - 1, " ".join(parts)))
+    return found
+
+
+def calls(code):
+    """``(node, name)`` of every call in ``code`` (``name``: the function or method called); none if it does not parse."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return []
-    found = []
+        return
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
-            parts = [s.value for s in ast.walk(node) if isinstance(s, ast.Constant) and isinstance(s.value, str)]
-            if parts:
-                found.append((first_line + node.lineno - 1, " ".join(parts)))
-    return found
+        if isinstance(node, ast.Call):
+            yield node, node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+
+
+def strings(node):
+    """The string constants inside ``node``, in the order ``ast.walk`` meets them."""
+    return [s.value for s in ast.walk(node) if isinstance(s, ast.Constant) and isinstance(s.value, str)]
 
 
 def printed_in_cells(docs=DOCS, examples=EXAMPLES, root=ROOT):
@@ -444,21 +455,11 @@ LABEL_KEYWORDS = {"xlabel", "ylabel", "zlabel", "title", "label"}
 
 def figure_labels(code, first_line=1):
     """``(line, text)`` of every string a figure of ``code`` draws: axis labels, titles, legends, bar names."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    for node, name in calls(code):
         values = [node.args[0]] if name in LABEL_CALLS and node.args else []
         values += [kw.value for kw in node.keywords if kw.arg in LABEL_KEYWORDS]
-        for value in values:
-            for s in ast.walk(value):
-                if isinstance(s, ast.Constant) and isinstance(s.value, str):
-                    found.append((first_line + node.lineno - 1, s.value))
+        found += [(first_line + node.lineno - 1, text) for value in values for text in strings(value)]
     return found
 
 
