@@ -40,7 +40,7 @@ help:
 	@echo "make livehtml           rebuild the English book on every change (sphinx-autobuild)"
 	@echo "make clean-html         remove the site (keeps the notebook cache: no page runs again)"
 	@echo "make clean-pdf          remove the PDF build, clean-epub the EPUB build (same)"
-	@echo "make clean-cache        remove the notebook cache and the gallery: all code runs again"
+	@echo "make clean-cache        remove the notebook cache, the gallery and the trained weights: all code runs again"
 	@echo "make clean              remove everything the build wrote"
 
 # The chapters' notebooks run first, side by side on every core, into the notebook
@@ -136,7 +136,7 @@ clean-epub:
 	rm -rf $(BUILDDIR)/epub $(addprefix $(BUILDDIR)/doctrees/epub-,$(LANGUAGES))
 
 clean-cache:
-	rm -rf $(BUILDDIR)/.jupyter_cache $(SOURCEDIR)/auto_examples $(SOURCEDIR)/sg_execution_times.rst
+	rm -rf $(BUILDDIR)/.jupyter_cache $(BUILDDIR)/weights $(SOURCEDIR)/auto_examples $(SOURCEDIR)/sg_execution_times.rst
 
 clean:
 	rm -rf $(BUILDDIR) $(SOURCEDIR)/auto_examples $(SOURCEDIR)/sg_execution_times.rst

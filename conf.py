@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent
 # the gallery import it in this process, myst-nb's kernels inherit PYTHONPATH.
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+# A model trained by a chapter is saved there and loaded by its gallery script (attn/_trained.py).
+os.environ.setdefault("ATTN_WEIGHTS_DIR", str(ROOT / "_build" / "weights"))
 # The local extensions, and the language list they share with the tests and the Makefile.
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from book_languages import LANGUAGES, LOCALE, SOURCE  # noqa: E402

@@ -18,7 +18,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks
+from . import _checks, _trained
 from .functional import _attention
 
 __all__ = ["AttentionOnly", "AttentionLayer", "repeated_tokens", "train_induction", "copy_accuracy"]
@@ -200,6 +200,7 @@ def _losses(model, x, copy, keep):
     return loss[~copy].mean(), loss[copy].mean()
 
 
+@_trained.shared(draws_init=True)
 def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0):
     """Train on sequences that end with a copy, with AdamW; return the losses of new and copied tokens.
 

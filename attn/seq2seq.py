@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks
+from . import _checks, _trained
 from .cross_attention import CrossAttention
 from .multihead import MultiHeadAttention
 
@@ -148,6 +148,7 @@ def _shift(tgt):
     return torch.cat([torch.full((tgt.size(0), 1), BOS), tgt[:, :-1]], dim=1)  # (B, T) -> (B, T)
 
 
+@_trained.shared()
 def train(model, steps=400, batch_size=64, lr=3e-3, seed=0):
     """Train ``model`` on random dates with Adam and cross-entropy (teacher forcing).
 

@@ -56,6 +56,7 @@ def _execute(path):
 
 def main():
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    os.environ.setdefault("ATTN_WEIGHTS_DIR", str(ROOT / "_build" / "weights"))  # as conf.py
     cache = get_cache(str(CACHE))
     todo = []
     for path in notebooks():
