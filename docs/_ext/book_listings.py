@@ -1,18 +1,9 @@
 """The package's code as the chapters show it: without its docstrings.
 
-A local Sphinx extension (``extensions`` in ``conf.py``).  A chapter shows the
-package's real code with ``literalinclude`` (one source of truth), and both
-languages show the same code.  The docstrings of that code are English prose
-(PyTorch-style: the formula, the shapes, every argument); on a Spanish page they
-would be English sentences between translated paragraphs, and they make a
-forward pass longer than a screen.  The API page carries them in full, in both
-languages (``locale/es/LC_MESSAGES/api.po``).
-
-Why: this replaces Sphinx's ``literalinclude`` with a subclass that removes, from
-a ``.py`` listing, every docstring of the lines it shows (of the module, a class
-or a function), after Sphinx's own options (``:pyobject:``, ``:start-at:``, ...)
-have chosen the lines.  ``tests/book/test_build.py`` checks that no listing on a
-built page has a docstring left.
+Replaces ``literalinclude`` with a subclass that removes, from a ``.py`` listing, every
+docstring of the lines shown (after Sphinx's ``:pyobject:``, ``:start-at:``, ... chose them).
+Why: the docstrings are English prose that would sit between translated paragraphs on a
+Spanish page and make a forward pass longer than a screen; the API page carries them.
 """
 
 import ast
@@ -32,25 +23,16 @@ def docstrings(code):
         tree = ast.parse(textwrap.dedent(code))
     except SyntaxError:
         return []
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = node.body[0] if node.body else None
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                found.append((first.lineno, first.end_lineno, len(node.body) == 1))
-    return found
+    return [
+        (node.body[0].lineno, node.body[0].end_lineno, len(node.body) == 1)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and ast.get_docstring(node) is not None
+    ]
 
 
 def strip_docstrings(code):
-    """``code`` without its docstrings.
-
-    A function or class whose body was only its docstring gets ``...``, so that
-    what the page shows is still Python.
-    """
+    """``code`` without its docstrings; a body that was only its docstring gets ``...`` (still Python)."""
     lines = code.splitlines(keepends=True)
     for first, last, alone in sorted(docstrings(code), reverse=True):
         line = lines[first - 1]
@@ -81,4 +63,3 @@ class BookLiteralInclude(LiteralInclude):
 def setup(app):
     app.add_directive("literalinclude", BookLiteralInclude, override=True)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
-
