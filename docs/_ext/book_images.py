@@ -1,31 +1,18 @@
-"""Images that keep the text still and open at full size.
+"""Images that keep the text still, load lazily and open at full size.
 
-Why: without its size the browser lays the page out again when each image
-arrives, moving the text being read (Lighthouse's "cumulative layout shift");
-``book.css`` keeps images responsive (``height: auto``).  Images load lazily,
-so on a phone the text comes first (Lighthouse's "largest contentful paint").
-A figure (a cell's output or a gallery figure, not a thumbnail) links to its
-file: on a phone a grid of heatmaps shrinks to the screen, and the file can be
-zoomed.  Sizes come from the source PNGs: Sphinx copies images to ``_images``
-only after writing the pages.
+Why: without its size the browser lays the page out again when each image arrives, moving
+the text being read (Lighthouse: "cumulative layout shift"); lazy images let the text come
+first.  A figure (not a thumbnail) links to its file, which a phone can zoom.  Sizes come
+from the source images: Sphinx copies them to ``_images`` only after writing the pages.
 """
 
 import re
 from pathlib import Path
 
+from sphinx.util.images import get_image_size
+
 IMG = re.compile(r"<img\b[^>]*>")
 ATTR = re.compile(r'\b(src|width|height)\s*=\s*"([^"]*)"')
-
-
-def png_size(path):
-    """``(width, height)`` of a PNG file from its header, or ``None``."""
-    try:
-        head = Path(path).read_bytes()[:24]
-    except OSError:
-        return None
-    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        return None
-    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 def sized_images(app, pagename, templatename, context, doctree):
@@ -41,8 +28,9 @@ def sized_images(app, pagename, templatename, context, doctree):
         if not src.startswith(root + app.builder.imagedir + "/"):
             return tag
         name = src[len(root):]
-        size = png_size(sources.get(name, Path(app.outdir, name)))
-        extra = f' width="{size[0]}" height="{size[1]}"' if size and "width" not in attrs and "height" not in attrs else ""
+        size = get_image_size(sources.get(name, Path(app.outdir, name)))
+        sized = size and "width" not in attrs and "height" not in attrs
+        extra = f' width="{size[0]}" height="{size[1]}"' if sized else ""
         if "loading=" not in tag:
             extra += ' loading="lazy" decoding="async"'
         tag = tag[: -len(end)].rstrip() + extra + " " + end
