@@ -27,18 +27,13 @@ def source_pages():
     names = set(GENERATED_PAGES)
     for path in DOCS.rglob("*"):
         rel = path.relative_to(DOCS)
-        if path.suffix not in (".md", ".rst", ".ipynb") or not path.is_file():
-            continue
-        # _static, _templates; auto_examples is generated from examples/.
-        if rel.parts[0].startswith(("_", ".")) or rel.parts[0] == GALLERY:
-            continue
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        names.add(rel.with_suffix("").as_posix())
+        # _static, _templates and hidden files are no pages; auto_examples is generated from examples/.
+        skip = rel.parts[0].startswith("_") or rel.parts[0] == GALLERY or any(p.startswith(".") for p in rel.parts)
+        if path.suffix in (".md", ".rst", ".ipynb") and path.is_file() and not skip:
+            names.add(rel.with_suffix("").as_posix())
     if (EXAMPLES / "README.rst").is_file() or (EXAMPLES / "README.txt").is_file():
         names.add(f"{GALLERY}/index")
-    for script in gallery_scripts():
-        names.add(f"{GALLERY}/{script.stem}")
+    names.update(f"{GALLERY}/{script.stem}" for script in gallery_scripts())
     return sorted(names)
 
 
