@@ -1,10 +1,8 @@
 """Names for the controls that the theme and myst-nb leave unnamed or misnamed.
 
-Why: a screen reader announces a control by its accessible name.  The theme
-draws the sidebar's expanders as an icon alone (axe: summary-name), and myst-nb
-names its "Show code cell" toggle "Toggle hidden content", in English, unlike
-the words on the screen (WCAG 2.5.3, axe: label-content-name-mismatch).  The
-browser tests (``tests/book/test_browser.py``) run axe on every page.
+Why: a screen reader announces a control by its name.  The sidebar's expanders are an
+icon alone (axe: summary-name); myst-nb names its "Show code cell" toggle "Toggle hidden
+content", in English, unlike the words on the screen (axe: label-content-name-mismatch).
 """
 
 import html

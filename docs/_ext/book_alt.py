@@ -1,22 +1,10 @@
-"""Alt text for the figures: written where each figure is drawn, read in the page's language.
+"""Alt text for the figures: written in English where each figure is drawn, translated by the catalogs.
 
-Why: a figure's alt text says what the figure shows (its axes, what to notice), so a
-reader who cannot see it is told what the others see.  It is written by hand where
-the figure is made, in English, and the catalogs translate it like any other text:
-
-- a chapter's figure: the code cell's metadata, which myst-nb reads
-  (``mystnb: {image: {alt: ...}}`` in the cell's options);
-- a gallery script's figure: a comment in the block that draws it,
-  ``# sphinx_gallery_alt = "..."``, one per figure in order; sphinx-gallery hides
-  such comments from the page (``remove_config_comments``) and :func:`gallery_scraper`
-  (``image_scrapers`` in ``conf.py``) gives it to the figure.
-
-Both become the ``alt`` of a docutils ``image`` node, which Sphinx extracts for the
-catalogs (``make update-po``) and translates when it reads the page.  sphinx-gallery
-writes its own ``image-sg`` directive, whose node Sphinx neither extracts nor
-translates, so the scraper writes a plain ``image`` directive instead (the book uses
-no ``image_srcset``).  The gallery's thumbnails get their example's first figure's alt
-text; a figure without one, or with TeX in it, is a build warning (``-W``: an error).
+A chapter's figure: the cell's ``mystnb: {image: {alt: ...}}``.  A gallery figure: a comment
+``# sphinx_gallery_alt = "..."`` in its block (one per figure, in order; hidden from the page by
+``remove_config_comments``), which :func:`gallery_scraper` gives it.  Why a scraper: Sphinx
+neither extracts nor translates sphinx-gallery's ``image-sg`` node, but does a plain ``image``.
+Thumbnails get their example's first figure's alt text; a figure without one, or with TeX, warns.
 """
 
 import ast

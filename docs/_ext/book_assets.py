@@ -1,9 +1,7 @@
 """What a page loads before it is shown: only what it uses, nothing that can wait.
 
-Why: each stylesheet and each script without ``defer`` in ``<head>`` holds the
-first paint until it has arrived, a round trip each on a phone's network
-(Lighthouse's "render-blocking resources"), and extensions add theirs to every
-page.  ``tools/lighthouse.py`` measures the result; the browser tests check it.
+Why: each stylesheet, and each script in ``<head>`` without ``defer``, holds the first paint
+for a round trip on a phone's network (Lighthouse: "render-blocking resources").
 """
 
 # Scripts that act on DOMContentLoaded or on a click.  documentation_options.js and
@@ -13,8 +11,7 @@ DEFERRED_SCRIPTS = (
     "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js",
     "translations.js",  # calls Documentation.addTranslations: after doctools.js, deferred too
 )
-# What the search page never uses: the copy button, sphinx-design's tabs, the gallery's
-# tags, the downloads' script.
+# What the search page never uses: copy button, sphinx-design's tabs, gallery tags, downloads.
 SEARCH_UNUSED = (
     "sg-tags.js", "clipboard.min.js", "copybutton.js", "copybutton.css", "design-tabs.js",
     "book-downloads.js",
@@ -46,11 +43,8 @@ def lighter_head(app, pagename, templatename, context, doctree):
         # before any deferred script: doctools.js must not wait.  book-search.js keeps each
         # result's snippet to the article's own text (the theme puts its header in [role=main]).
         app.add_js_file("book-search.js", priority=900, defer="defer")
-        # Results carry no code, tabs or downloads: the search page loads what it runs
-        # (test_browser: a search makes at most 30 requests, snippets included).
-        context["script_files"] = [
-            js for js in context.get("script_files", []) if _name(js) not in SEARCH_UNUSED
-        ]
+        # Results carry no code, tabs or downloads: the search page loads only what it runs.
+        context["script_files"] = [js for js in context.get("script_files", []) if _name(js) not in SEARCH_UNUSED]
         context["css_files"] = [css for css in context["css_files"] if _name(css) not in SEARCH_UNUSED]
         return
     context["script_files"] = [

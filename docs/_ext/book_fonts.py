@@ -1,12 +1,8 @@
-"""Fonts cut down to the characters the site draws: the theme's icons (and, for ``book_math``, the math font).
+"""The theme's icon font cut down to the icons the site draws (and, for ``book_math``, the math font).
 
-Why: the theme draws about twenty icons (search, sidebar and colour-mode
-buttons, arrows) with Font Awesome's whole solid font, 115 KB that a phone
-fetches with the stylesheets before the first paint of every page.  Cut to the
-icons the site uses it is a few KB: ``_static/book-icons.woff2``, which
-``book.css`` declares under the theme's family name after the theme's
-stylesheet, so browsers never fetch the whole font.  The browser tests check
-that the icons draw.
+Why: the theme draws about twenty icons with Font Awesome's whole solid font, 115 KB fetched
+before the first paint of every page.  The cut is a few KB, ``_static/book-icons.woff2``, which
+``book.css`` declares under the theme's family name after the theme's CSS: browsers never fetch the whole.
 """
 
 import re
@@ -28,17 +24,13 @@ def _css_string(value):
 
 
 def icon_characters(static, pages):
-    """The Font Awesome characters the site can draw.
-
-    Those of the ``fa-*`` classes in the pages and the theme's scripts (through the
-    theme stylesheet's ``.fa-sun{--fa:"\\f185"}`` table), and those the theme's
-    stylesheets name themselves (``--pst-icon-*``, ``content``).
+    """The Font Awesome characters of the ``fa-*`` classes in the pages and the theme's scripts
+    (through the stylesheet's ``.fa-sun{--fa:"\\f185"}`` table) and those the theme's CSS names itself.
     """
     css = (static / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
     table = {name: _css_string(rule[2]) for rule in FA_CLASS_RULE.finditer(css) for name in FA_CLASS.findall(rule[1])}
-    used = set()
-    for path in [*pages, *static.glob("scripts/*.js"), *static.glob("*.js")]:
-        used |= set(FA_CLASS.findall(path.read_text(encoding="utf-8", errors="ignore")))
+    sources = [*pages, *static.glob("scripts/*.js"), *static.glob("*.js")]
+    used = {name for path in sources for name in FA_CLASS.findall(path.read_text(encoding="utf-8", errors="ignore"))}
     chars = {table[name] for name in used if name in table}
     others = [p.read_text(encoding="utf-8") for p in static.glob("styles/*.css") if p.name != "pydata-sphinx-theme.css"]
     for text in [FA_CLASS_RULE.sub("", css), *others]:
@@ -49,8 +41,7 @@ def icon_characters(static, pages):
 def write_font_subset(source, chars, out, *, all_layout_features=False):
     """Write ``out``, a woff2 font: ``source`` with only the glyphs of ``chars``; return those it lacks (``U+XXXX``).
 
-    ``all_layout_features`` keeps what the glyphs need beyond their characters (a
-    MATH table's bigger sizes and pieces).
+    ``all_layout_features`` keeps what the glyphs need beyond their characters (a MATH table's sizes and pieces).
     """
     from fontTools import subset
 

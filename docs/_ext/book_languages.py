@@ -1,14 +1,8 @@
-"""The book's languages and their catalogs, written once.
+"""The book's languages and their catalogs, written once for ``conf.py``, its extensions and the tests.
 
-``conf.py`` and its extensions, the tests and the ``Makefile`` read them from here::
-
-    python docs/_ext/book_languages.py          # en es   (the Makefile's LANGUAGES)
-
-The first language is the source (the pages are written in it); the second is
-translated from ``locale/<lang>/LC_MESSAGES``: one catalog per page
-(``<page>.po``, kept by ``make update-po``) and ``sphinx.po`` for the words
-around the text (kept by hand).  The language switcher links each build to the
-other one, so the book has exactly two.
+``python docs/_ext/book_languages.py`` prints them (``en es``: the Makefile's LANGUAGES).
+The first is the source; the second is translated from ``locale/<lang>/LC_MESSAGES``: one
+catalog per page (``make update-po``) and ``sphinx.po`` for the words around the text.
 """
 
 from pathlib import Path
@@ -16,7 +10,6 @@ from pathlib import Path
 # Code -> the language's name in that language (the switcher shows it).
 LANGUAGES = {"en": "English", "es": "Español"}
 SOURCE, TRANSLATION = LANGUAGES  # exactly two: the switcher links each build to the other
-# The other language of each build: the switcher's target.
 OTHER = {SOURCE: TRANSLATION, TRANSLATION: SOURCE}
 LOCALE = Path(__file__).resolve().parents[2] / "locale"
 
@@ -30,7 +23,9 @@ def catalog(lang, name):
     path = LOCALE / lang / "LC_MESSAGES" / f"{name}.po"
     if lang == SOURCE or not path.is_file():
         return {}
-    return {e.msgid: e.msgstr for e in polib.pofile(str(path)) if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
+    return {
+        e.msgid: e.msgstr for e in polib.pofile(str(path)) if e.msgstr and not e.obsolete and "fuzzy" not in e.flags
+    }
 
 
 if __name__ == "__main__":

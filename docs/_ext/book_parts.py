@@ -1,12 +1,8 @@
 """Chapter numbers that run on from one part of the book to the next.
 
-A local Sphinx extension (``extensions`` in ``conf.py``).  The index has one
-numbered toctree per part, so that each part gets its caption in the sidebar, and
-Sphinx numbers every numbered toctree of a page from 1 again: Part II would start
-at chapter 1.  After Sphinx has assigned the numbers, this hook shifts those of
-each later numbered toctree of the page by the number of chapters before it, in
-the page headings, the navigation and the previous/next links.
-``tests/book/test_build.py`` checks the numbers of every chapter.
+The index has one numbered toctree per part (each part gets its caption in the sidebar),
+and Sphinx numbers each from 1 again.  After Sphinx's numbering, this shifts each later
+toctree's numbers by the chapters before it: in headings, navigation and previous/next links.
 """
 
 from docutils import nodes
