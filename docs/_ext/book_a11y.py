@@ -7,7 +7,7 @@ content", in English, unlike the words on the screen (axe: label-content-name-mi
 
 import html
 
-from myst_nb.sphinx_ import HideCodeCellNode
+from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 from sphinx.locale import get_translation
 
 _ = get_translation("sphinx")
@@ -45,11 +45,7 @@ def visit_hide_cell(self, node):
     self.body.append("</summary>\n")
 
 
-def depart_hide_cell(self, node):
-    self.body.append("</details>\n")
-
-
 def setup(app):
-    app.add_node(HideCodeCellNode, override=True, html=(visit_hide_cell, depart_hide_cell))
+    app.add_node(HideCodeCellNode, override=True, html=(visit_hide_cell, depart_HideCellInput))
     app.connect("html-page-context", name_toggles, priority=600)  # after the theme defines the function
     return {"parallel_read_safe": True, "parallel_write_safe": True}
