@@ -1,10 +1,7 @@
 """Two languages from one source: what the pages' catalogs cannot translate.
 
-The pages are English; ``-D language=es`` builds the Spanish book from
-``locale/es``.  Sphinx translates the text of the pages; each hook below covers
-one thing it does not reach, with the words of ``locale/<lang>/LC_MESSAGES/sphinx.po``
-(the ``sphinx`` domain, which Sphinx reads for its templates too).  The templates
-in ``docs/_templates`` translate the theme's labels ("Main", "Page").
+``-D language=es`` builds the Spanish book from ``locale/es``; each hook below covers one
+thing Sphinx's translation does not reach, with the words of ``locale/<lang>/LC_MESSAGES/sphinx.po``.
 """
 
 import html
@@ -17,20 +14,18 @@ from book_languages import LOCALE, SOURCE
 from book_text import ancestors, plain_text
 from docutils import nodes
 from sphinx import addnodes
-from sphinx.locale import get_translation
+from sphinx.locale import _
 from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-_ = get_translation("sphinx")
 PREFIX = "Documentation.addTranslations("
 
 
-class DisplayMathIsNotTranslated(SphinxTransform):
-    """Keep display formulas out of the catalogs: LaTeX reads the same in both languages.
+class BeforeTranslation(SphinxTransform):
+    """Display formulas out of the catalogs (a translator could only copy or break them); the
+    index entry ``module; attn.functional`` in the reader's language (Sphinx 9 writes it in English).
 
-    Why: gettext would extract every ``math_block`` as a message, and a
-    translator could only copy it (or break it).  Runs before Sphinx's Locale
-    transform (priority 20), so the translated build keeps the English formula.
+    Before Sphinx's Locale transform (20), so the translated build keeps the formulas.
     """
 
     default_priority = 10
@@ -38,6 +33,11 @@ class DisplayMathIsNotTranslated(SphinxTransform):
     def apply(self, **kwargs):
         for node in self.document.findall(nodes.math_block):
             node["translatable"] = False
+        for node in self.document.findall(addnodes.index) if self.config.language != SOURCE else ():
+            node["entries"] = [
+                (kind, value.replace("module; ", _("module") + "; ", 1) if kind == "pair" else value, *rest)
+                for kind, value, *rest in node["entries"]
+            ]
 
 
 THUMB_IMAGE = re.compile(r"sphx_glr_(?P<name>.+)_thumb\.\w+$")
@@ -45,34 +45,27 @@ THUMB_TOOLTIP = re.compile(r'(<div class="sphx-glr-thumbcontainer" tooltip=")[^"
 THUMB_TITLE = re.compile(r'(<div class="sphx-glr-thumbnail-title">).*?(</div>)', re.S)
 
 
-def _replace_inner(pattern, raw, text):
-    """``raw`` HTML with what lies between ``pattern``'s two groups replaced by ``text``."""
-    return pattern.sub(lambda m: m[1] + html.escape(text, quote=True) + m[2], raw)
+def _fill(raw, pattern, text):
+    """The ``raw`` node's HTML with what lies between ``pattern``'s two groups replaced by ``text``."""
+    raw.children = [nodes.Text(pattern.sub(lambda m: m[1] + html.escape(text, quote=True) + m[2], raw.astext()))]
 
 
 def _gallery_summary(env, docname):
-    """The first paragraph of a gallery page, in the reader's language, as plain text (``book_text``)."""
-    doctree = env.get_doctree(docname)
-    section = next(iter(doctree.findall(nodes.section)), None)
-    for child in section.children if section is not None else ():
-        if isinstance(child, nodes.paragraph):
-            return plain_text(child, env)
-    return ""
+    """The first paragraph of a gallery page, in the reader's language, as plain text."""
+    section = next(env.get_doctree(docname).findall(nodes.section), None)
+    paragraphs = [c for c in section.children if isinstance(c, nodes.paragraph)] if section is not None else []
+    return plain_text(paragraphs[0], env) if paragraphs else ""
 
 
 def translate_gallery_cards(app, doctree, docname):
     """Put the translated title and summary on the gallery's cards.
 
-    Why: sphinx-gallery writes each card of ``auto_examples/index`` as raw HTML
-    (the summary as a tooltip, the title in a ``div``), which the catalogs
-    cannot reach; the Spanish book would show them in English.  Both are taken
-    here from the example's own, translated, page; in every language, since
-    sphinx-gallery's own tooltip shows raw TeX and reference labels.
+    sphinx-gallery writes each card as raw HTML, out of the catalogs' reach; both are
+    taken from the example's own page, in every language (its tooltip shows raw TeX).
     """
     if docname != "auto_examples/index":
         return
-    card = None  # the raw node that opens the card being read
-    name = None  # the example page the card links to
+    card = name = None  # the raw node that opens the card being read, the example it links to
     for node in doctree.findall(lambda n: isinstance(n, (nodes.raw, nodes.image))):
         if isinstance(node, nodes.raw) and "sphx-glr-thumbcontainer" in node.astext():
             card, name = node, None
@@ -80,38 +73,25 @@ def translate_gallery_cards(app, doctree, docname):
             match = THUMB_IMAGE.search(node["uri"])
             name = match and f"auto_examples/{match['name']}"
             if name in app.env.titles:
-                summary = _gallery_summary(app.env, name)
-                card.children = [nodes.Text(_replace_inner(THUMB_TOOLTIP, card.astext(), summary))]
-        elif (
-            isinstance(node, nodes.raw)
-            and "sphx-glr-thumbnail-title" in node.astext()
-            and name in app.env.titles
-        ):
-            title = app.env.titles[name].astext()
-            node.children = [nodes.Text(_replace_inner(THUMB_TITLE, node.astext(), title))]
+                _fill(card, THUMB_TOOLTIP, _gallery_summary(app.env, name))
+        elif isinstance(node, nodes.raw) and "sphx-glr-thumbnail-title" in node.astext() and name in app.env.titles:
+            _fill(node, THUMB_TITLE, app.env.titles[name].astext())
             card = name = None
 
 
 def merge_translations_js(text, po):
-    """Sphinx's ``translations.js`` with the translated entries of ``po`` put in.
-
-    Why: the search page's JavaScript takes its strings from ``translations.js``,
-    Sphinx's own catalog, whose Spanish status line is empty.
-    """
+    """Sphinx's ``translations.js`` (the search page's strings; its Spanish status line is empty) with ``po``'s."""
     body = text.strip()
     if not (body.startswith(PREFIX) and body.endswith(");")):
         raise ValueError("translations.js: not the Documentation.addTranslations({...}); Sphinx writes")
     data = json.loads(body[len(PREFIX):-2])
     nplurals = len(data["messages"].get("Search finished, found one page matching the search query.", [0, 0]))
-    for entry in po:
-        if entry.obsolete or "fuzzy" in entry.flags:
-            continue
+    for entry in po.translated_entries():  # (neither fuzzy nor obsolete, every plural form written)
         if entry.msgid_plural:
             forms = [entry.msgstr_plural[i] for i in sorted(entry.msgstr_plural)]
-            if all(forms):
-                # As many forms as Sphinx's own plural expression for the language picks from.
-                data["messages"][entry.msgid] = (forms + forms[-1:] * nplurals)[:max(nplurals, len(forms))]
-        elif entry.msgstr:
+            # As many forms as Sphinx's own plural expression for the language picks from.
+            data["messages"][entry.msgid] = (forms + forms[-1:] * nplurals)[:max(nplurals, len(forms))]
+        else:
             data["messages"][entry.msgid] = entry.msgstr
     return PREFIX + json.dumps(data, ensure_ascii=False, indent=4, sort_keys=True) + ");\n"
 
@@ -123,33 +103,25 @@ def _translations_js(app, exception):
         js.write_text(merge_translations_js(js.read_text(encoding="utf-8"), polib.pofile(str(po))), encoding="utf-8")
 
 
-# Words of a docstring type that are not Python names: the references Sphinx makes
-# of them lead nowhere, and their text is English.
-TYPE_WORDS = ("optional", "sequence")
-# "list of str": the name is translated when a word follows it.
-TYPE_NOUNS = ("list",)
-FIELD_NAMES = ("Type",)
+# Words of a docstring's types that are no Python names, but references to nowhere;
+# a noun of TYPE_NOUNS only where "of" follows it ("list of str").
+TYPE_WORDS, TYPE_NOUNS, FIELD_NAMES = ("optional", "sequence"), ("list",), ("Type",)
+# (before, word, after) of the " or " and " of " Sphinx puts between type references.
 DELIMITER = re.compile(r"^(\s*,?\s*)(or|of)(\s*)$")
+DELIMITER_NODES = (nodes.Text, addnodes.literal_emphasis, nodes.emphasis)
 
 
 def _set_text(node, text):
+    """Every text node under ``node`` (or ``node`` itself) replaced by ``text``."""
     for child in list(node.findall(nodes.Text)):
         child.parent.replace(child, nodes.Text(text))
-
-
-def _delimiter(node):
-    """``(before, word, after)`` when ``node`` is the " or "/" of " Sphinx puts between type references."""
-    if isinstance(node, (nodes.Text, addnodes.literal_emphasis, nodes.emphasis)):
-        return DELIMITER.match(node.astext())
-    return None
 
 
 class TranslateTypeWords(SphinxPostTransform):
     """``torch.Tensor, optional`` -> ``torch.Tensor, opcional`` in a translated API page; "Type" too.
 
-    Why: the types are cross-references built from the English docstring, which a
-    translated message would lose (Sphinx warns of inconsistent references): the
-    words between the references are translated after reading.
+    The types are references a translated message would lose (Sphinx warns): the words
+    between them are translated after reading.
     """
 
     default_priority = 5  # before the references are resolved (10)
@@ -168,37 +140,15 @@ class TranslateTypeWords(SphinxPostTransform):
             if xref.get("refdomain") != "py" or not any(isinstance(a, nodes.field_body) for a in ancestors(xref)):
                 continue
             after = xref.next_node(siblings=True, descend=False, ascend=False)
-            if xref["reftarget"] in TYPE_WORDS:
+            m = DELIMITER.match(after.astext()) if isinstance(after, DELIMITER_NODES) else None
+            if xref["reftarget"] in TYPE_WORDS or (xref["reftarget"] in TYPE_NOUNS and m and m[2] == "of"):
                 _set_text(xref, _(xref["reftarget"]))
-            elif xref["reftarget"] in TYPE_NOUNS and (m := _delimiter(after)) and m[2] == "of":
-                _set_text(xref, _(xref["reftarget"]))
-            if (m := _delimiter(after)) is not None:
-                text = m[1] + _(m[2]) + m[3]
-                if isinstance(after, nodes.Text):
-                    after.parent.replace(after, nodes.Text(text))
-                else:
-                    _set_text(after, text)
-
-
-
-class TranslateModuleIndexEntries(SphinxTransform):
-    """The index entry ``module; attn.functional`` in the reader's language (Sphinx 9 writes it in English)."""
-
-    default_priority = 500
-
-    def apply(self, **kwargs):
-        if self.config.language == SOURCE:
-            return
-        for node in self.document.findall(addnodes.index):
-            node["entries"] = [
-                (kind, value.replace("module; ", _("module") + "; ", 1) if kind == "pair" else value, *rest)
-                for kind, value, *rest in node["entries"]
-            ]
+            if m is not None:
+                _set_text(after, m[1] + _(m[2]) + m[3])  # (a Text node is among its own findall)
 
 
 def setup(app):
-    app.add_transform(DisplayMathIsNotTranslated)
-    app.add_transform(TranslateModuleIndexEntries)
+    app.add_transform(BeforeTranslation)
     app.add_post_transform(TranslateTypeWords)
     app.connect("doctree-resolved", translate_gallery_cards)
     app.connect("build-finished", _translations_js)
