@@ -1,29 +1,36 @@
-"""The book to take away: the PDF (XeLaTeX) and the EPUB of each language.
+"""The PDF (XeLaTeX) and the EPUB of each language (``make pdf``, ``make epub``).
 
-``make pdf`` and ``make epub`` build them (``README.md``, "PDF and EPUB"); the
-settings that need no code are in ``conf.py`` ("PDF and EPUB", ``per_language``
-for the names).  Each hook below does one thing those settings cannot say.
+The settings are in ``conf.py``; each hook below does one thing they cannot say.
 """
 
+import hashlib
 import re
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
+from book_math import formulas
 from docutils import nodes
-from sphinx.locale import get_translation
+from myst_nb.sphinx_ext import add_global_html_resources
+from sphinx import addnodes
+from sphinx.ext.imgmath import generate_latex_macro, write_svg_depth
+from sphinx.locale import _
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util.math import wrap_displaymath
+from sphinx.util.texescape import escape
 
-_ = get_translation("sphinx")
 
+def builder_inited(app):
+    """The PDF's contents titled "Contents" (LaTeX's default: the first part's caption); the EPUB
+    with Sphinx's epub theme alone, a fresh ``_static``, its table of contents in the book's language.
 
-def epub_builder(app):
-    """The EPUB with Sphinx's epub theme alone, a fresh ``_static``, its table of contents in the book's language.
-
-    Why: ``docs/_templates`` extend the web theme and import its macros, which the
-    epub theme lacks, and ``templates_path`` is one setting for every builder; hooks
-    written for the web pages (the EPUB's format is "html") add files to ``_static``
-    after the EPUB packed it; Sphinx titles nav.xhtml and content.opf in English.
+    ``docs/_templates`` import the web theme's macros (``templates_path`` is one setting
+    for every builder); the web pages' hooks add files to ``_static`` after the EPUB packed
+    it; Sphinx titles nav.xhtml and content.opf in English.
     """
+    if app.builder.name == "latex":
+        app.builder.get_contentsname = lambda indexfile: ""
     if app.builder.name != "epub":
         return
     app.builder.guide_titles = {**app.builder.guide_titles, "toc": _("Table of Contents")}
@@ -36,61 +43,34 @@ def epub_builder(app):
 def epub_static_before_packing(app, builder):
     """myst-nb's stylesheet, which every page links, written before the EPUB is packed (myst-nb: after)."""
     if builder.name == "epub":
-        from myst_nb.sphinx_ext import add_global_html_resources
-
         Path(builder.outdir, "_static").mkdir(parents=True, exist_ok=True)
         add_global_html_resources(app, None)
 
 
-def no_contents_caption(app):
-    """"Contents" above the PDF's table of contents, not the caption of the first part (LaTeX's default)."""
-    if app.builder.name == "latex":
-        app.builder.get_contentsname = lambda indexfile: ""
-
-
-class book_part(nodes.Element):  # noqa: N801 (docutils names nodes in lower case)
-    """A part of the book: the caption of one of the root's toctrees."""
-
-
 def mark_parts(app, doctree):
-    """A ``book_part`` before each captioned toctree of the root document.
+    """In the PDF, a ``\\part*`` (listed in the contents) before each captioned toctree of the root document.
 
-    Why: the LaTeX builder inlines the toctrees' documents as chapters and drops
-    their captions: the PDF would have no Part I, Part II, reference part.
+    The LaTeX builder inlines the toctrees' documents as chapters and drops their
+    captions.  The unnumbered toctree (the reference part) opens the appendices.
     """
-    if app.env.docname != app.config.root_doc:
+    if app.builder.name != "latex" or app.env.docname != app.config.root_doc:
         return
-    from sphinx import addnodes
-
     for toctree in list(doctree.findall(addnodes.toctree)):
         if toctree.get("caption"):
+            title = escape(toctree["caption"], app.config.latex_engine)  # as LaTeXTranslator.encode
             wrapper = toctree.parent if isinstance(toctree.parent, nodes.compound) else toctree
-            part = book_part(caption=toctree["caption"], appendix=not toctree.get("numbered"))
-            wrapper.parent.insert(wrapper.parent.index(wrapper), part)
-
-
-def visit_part_latex(self, node):
-    """``\\part*`` listed in the contents (with its own page's number); the unnumbered part opens the appendices."""
-    title = self.encode(node["caption"])
-    self.body.append(
-        ("\n\\appendix\n" if node["appendix"] else "")
-        + f"\n\\cleardoublepage\\phantomsection\\addcontentsline{{toc}}{{part}}{{{title}}}"
-        f"\\markboth{{{title}}}{{}}\\part*{{{title}}}\n"
-    )
-    raise nodes.SkipNode
-
-
-def skip(self, node):
-    raise nodes.SkipNode
+            latex = ("" if toctree.get("numbered") else "\\appendix\n\n") + (
+                f"\\cleardoublepage\\phantomsection\\addcontentsline{{toc}}{{part}}{{{title}}}"
+                f"\\markboth{{{title}}}{{}}\\part*{{{title}}}"
+            )
+            wrapper.parent.insert(wrapper.parent.index(wrapper), nodes.raw("", latex, format="latex"))
 
 
 class OpenSolutions(SphinxPostTransform):
-    """Each folded solution (a sphinx-design dropdown) as a titled block; in the EPUB, folded cells open.
+    """Each folded solution (a sphinx-design dropdown) as a titled admonition; in the EPUB, folded cells open.
 
-    Why: paper cannot unfold anything, and e-readers render ``<details>``
-    unevenly (some hide its content for good).  As an admonition a solution gets
-    the frame and title of the exercise it answers.  Runs before sphinx-design's
-    and myst-nb's HTML transforms (priority 199).
+    Paper cannot unfold anything, and some e-readers hide a ``<details>``'s content for
+    good.  Before sphinx-design's and myst-nb's HTML transforms (199).
     """
 
     default_priority = 150
@@ -110,70 +90,51 @@ class OpenSolutions(SphinxPostTransform):
                 del node["hide_mode"]
 
 
-# -- the EPUB's mathematics, drawn in one LaTeX run ----------------------------------------------
-
 DVISVGM_PAGE = re.compile(r"processing page (\d+)|depth=(-?[\d.]+)pt|output written to (\S+)")
 
 
 def epub_math_in_one_run(app, builder):
-    """Draw every formula of the EPUB with one LaTeX run and one dvisvgm run.
+    """Draw every formula of the EPUB with one LaTeX run and one dvisvgm run, as imgmath would.
 
-    Why: ``sphinx.ext.imgmath`` runs LaTeX and dvisvgm once per formula, about
-    750 per language (minutes per EPUB).  Before the pages are written, this
-    puts every formula, wrapped exactly as imgmath wraps it, on a page of its
-    own in one document, and stores each page's SVG (with its depth) under the
-    name imgmath gives it; imgmath then finds every image already drawn.  A
-    formula LaTeX cannot typeset makes the whole run fail: imgmath then draws
-    them one by one and reports the culprit.
+    imgmath runs both once per formula, about 750 per language (minutes per EPUB).  Each
+    formula, wrapped as imgmath wraps it, is a page of one document; each page's SVG (and
+    depth) is stored under imgmath's name for it, so imgmath finds it drawn.  On any
+    failure imgmath draws them one by one and reports the culprit.
     """
     if builder.name != "epub" or getattr(builder, "math_renderer_name", None) != "imgmath":
         return
-    import hashlib
-    import subprocess
-    import tempfile
-
-    from sphinx.ext.imgmath import generate_latex_macro, write_svg_depth
-    from sphinx.util.math import wrap_displaymath
-
     config = app.config
     outdir = Path(builder.outdir, builder.imagedir, "math")
     todo = {}  # image path -> the LaTeX document imgmath would compile
-    for docname in sorted(app.env.found_docs):
-        for node in app.env.get_doctree(docname).findall(lambda n: isinstance(n, (nodes.math, nodes.math_block))):
-            if isinstance(node, nodes.math):
-                math = "$" + node.astext() + "$"
-            elif node.get("no-wrap", node.get("nowrap", False)):
-                math = node.astext()
-            else:
-                math = wrap_displaymath(node.astext(), None, False)
-            latex = generate_latex_macro("svg", math, config, builder.confdir)
-            path = outdir / f"{hashlib.sha1(latex.encode(), usedforsecurity=False).hexdigest()}.svg"
-            if not path.is_file():
-                todo[path] = latex
+    for node, _tex, display in formulas(app.env):
+        if not display:
+            math = "$" + node.astext() + "$"
+        elif node.get("no-wrap", node.get("nowrap", False)):
+            math = node.astext()
+        else:
+            math = wrap_displaymath(node.astext(), None, False)
+        latex = generate_latex_macro("svg", math, config, builder.confdir)
+        path = outdir / f"{hashlib.sha1(latex.encode(), usedforsecurity=False).hexdigest()}.svg"
+        if not path.is_file():
+            todo[path] = latex
     if not todo:
         return
     begin, end = r"\begin{document}", r"\end{document}"
-    documents = list(todo.values())
-    preamble = documents[0][: documents[0].index(begin)]
-    if any(not doc.startswith(preamble + begin) for doc in documents):
+    parts = [doc.partition(begin) for doc in todo.values()]  # (preamble, begin, body and end)
+    if len({part[0] for part in parts}) != 1:
         return  # not the one template imgmath uses for all: let it draw them itself
-    bodies = [doc[doc.index(begin) + len(begin) : doc.rindex(end)] for doc in documents]
+    bodies = "".join(part[2].rpartition(end)[0] for part in parts)
     with tempfile.TemporaryDirectory(suffix="-book-math") as tmp:
-        Path(tmp, "math.tex").write_text(preamble + begin + "".join(bodies) + end, encoding="utf-8")
-        latex_run = subprocess.run(
+        Path(tmp, "math.tex").write_text(parts[0][0] + begin + bodies + end, encoding="utf-8")
+        for command in (
             [config.imgmath_latex, "--interaction=nonstopmode", *config.imgmath_latex_args, "math.tex"],
-            cwd=tmp, capture_output=True,
-        )
-        if latex_run.returncode != 0:
-            return
-        svg_run = subprocess.run(
             [config.imgmath_dvisvgm, *config.imgmath_dvisvgm_args, "--page=1-", "-o", "page-%p.svg", "math.dvi"],
-            cwd=tmp, capture_output=True, text=True,
-        )
-        if svg_run.returncode != 0:
-            return
+        ):
+            run = subprocess.run(command, cwd=tmp, capture_output=True, text=True, errors="replace")
+            if run.returncode != 0:
+                return
         pages, page, depth = {}, None, None
-        for match in DVISVGM_PAGE.finditer(svg_run.stderr):
+        for match in DVISVGM_PAGE.finditer(run.stderr):  # dvisvgm's report of each page
             if match[1]:
                 page, depth = int(match[1]), None
             elif match[2]:
@@ -195,12 +156,9 @@ def setup(app):
     # Sphinx looks up `<builder>_math_renderer` before `html_math_renderer`.
     app.add_config_value("epub_math_renderer", None, "env", str)
     app.setup_extension("sphinx.ext.imgmath")
-    app.connect("builder-inited", no_contents_caption)
-    app.connect("builder-inited", epub_builder)
+    app.connect("builder-inited", builder_inited)
     app.connect("doctree-read", mark_parts)
     app.connect("write-started", epub_math_in_one_run)
     app.connect("write-started", epub_static_before_packing)
-    app.add_node(book_part, html=(skip, None), latex=(visit_part_latex, None), text=(skip, None),
-                 man=(skip, None), texinfo=(skip, None))
     app.add_post_transform(OpenSolutions)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
