@@ -1,34 +1,19 @@
 """Attention explorers: the web pages' interactive heatmaps (issue 20).
 
-A local Sphinx extension (``extensions`` in ``conf.py``).  A cell that ends with
-``attn.plot.explore(weights, tokens, ...)`` outputs two forms of the same numbers:
-the explorer's data under ``attn.plot.EXPLORER_MIME`` and the static heatmap as a
-PNG.  myst-nb keeps one form per builder.  Here:
-
-- the HTML builders prefer the explorer's data (``mime_priority_overrides``); the
-  PDF, the EPUB and the downloaded notebooks keep the PNG;
-- the data becomes an ``attention_explorer`` node, which the HTML writer renders
-  with ``docs/_templates/attention-explorer.html``: the controls and the words
-  (labels, the sentence read out for a cell) come from the catalogs in the page's
-  language (``locale/es/LC_MESSAGES/sphinx.po``), the numbers and tokens inline
-  as JSON (a page opened from disk cannot fetch a file);
-- ``_static/explorer.js`` and ``explorer.css`` draw it, on those pages only.
-
-myst-nb reads mime renderers from entry points, which only an installed package
-can declare; this extension adds its renderer to myst-nb's list of them (a
-private cache), on the myst-nb versions checked below.
+A cell ending in ``attn.plot.explore(...)`` outputs the explorer's data
+(``attn.plot.EXPLORER_MIME``) and a PNG.  The HTML builders keep the data and draw it
+with ``_templates/attention-explorer.html`` and ``_static/explorer.js``; the PDF, the
+EPUB and the notebooks keep the PNG.  myst-nb reads renderers from entry points, which
+only an installed package can declare: this adds one to myst-nb's cached list.
 """
 
 import json
 
-import myst_nb
 import myst_nb.core.render
 from attn.plot import EXPLORER_MIME
+from book_outputs import require_myst_nb
 from docutils import nodes
-from sphinx.errors import ExtensionError
 
-# The myst-nb releases whose ``load_mime_renders`` (a cached list) this module was checked against.
-MYST_NB_CHECKED = ("1.4.",)
 TEMPLATE = "attention-explorer.html"
 
 
@@ -52,13 +37,7 @@ class ExplorerRenderer:
 
 
 def register_renderer(app, config):
-    if not myst_nb.__version__.startswith(MYST_NB_CHECKED):
-        raise ExtensionError(
-            f"book_explorer adds a renderer to myst_nb.core.render.load_mime_renders(), a private "
-            f"cache checked on myst-nb {' '.join(MYST_NB_CHECKED)}x, but myst-nb {myst_nb.__version__} "
-            "is installed: check that it still returns one list that myst-nb reads, then add the "
-            "version to MYST_NB_CHECKED"
-        )
+    require_myst_nb("book_explorer", "myst_nb.core.render.load_mime_renders() (one cached list)")
     renderers = myst_nb.core.render.load_mime_renders()
     if ExplorerRenderer not in renderers:
         renderers.append(ExplorerRenderer)

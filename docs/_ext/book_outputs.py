@@ -1,17 +1,9 @@
 """Printed output on the pages exactly as the code printed it.
 
-A local Sphinx extension (``extensions`` in ``conf.py``).
-
-Why: ``nb_merge_streams`` (conf.py) makes myst-nb join a cell's stream outputs
-into one block with ``myst_nb.core.utils.coalesce_streams``, which ends every
-chunk with a line break.  A kernel may send one ``print`` in several chunks (it
-flushes on a timer, so this happens on a busy machine), and the page then shows a
-line break the code never printed: chapter 6 once showed ``64`` and
-`` 64 2,362,368`` on two lines for ``print(64, 64, "2,362,368")``.  This hook
-gives myst-nb's renderer a version that first joins the chunks of each stream as
-they came, then lets myst-nb's own function do the rest (``\\r`` and ``\\b``, the
-order of stdout and stderr).  The name is private, so it runs only on the
-myst-nb versions checked below and stops the build on others.
+myst-nb joins a cell's stream outputs (``nb_merge_streams``) with its
+``coalesce_streams``, which ends every chunk with a line break; a kernel may send one
+``print`` in several chunks (chapter 6 once showed ``64`` and `` 64 2,362,368`` on two
+lines).  This joins each stream's chunks as they came, then lets myst-nb do the rest.
 """
 
 import myst_nb
@@ -19,8 +11,18 @@ import myst_nb.core.render
 from myst_nb.core.utils import coalesce_streams as myst_nb_coalesce_streams
 from sphinx.errors import ExtensionError
 
-# The myst-nb releases whose ``myst_nb.core.render.coalesce_streams`` this module was checked against.
+# The myst-nb releases on which the private names patched here and in book_explorer were checked.
 MYST_NB_CHECKED = ("1.4.",)
+
+
+def require_myst_nb(extension, private_name):
+    """Stop the build on a myst-nb release that ``extension``'s use of ``private_name`` was not checked on."""
+    if not myst_nb.__version__.startswith(MYST_NB_CHECKED):
+        raise ExtensionError(
+            f"{extension} relies on {private_name}, a private name checked on myst-nb "
+            f"{' '.join(MYST_NB_CHECKED)}x, but myst-nb {myst_nb.__version__} is installed: check that "
+            "myst-nb still uses it so, then add the version to book_outputs.MYST_NB_CHECKED"
+        )
 
 
 def coalesce_streams(outputs):
@@ -39,13 +41,7 @@ def coalesce_streams(outputs):
 
 
 def patch_myst_nb(app, config):
-    if not myst_nb.__version__.startswith(MYST_NB_CHECKED):
-        raise ExtensionError(
-            f"book_outputs patches myst_nb.core.render.coalesce_streams, a private name checked "
-            f"on myst-nb {' '.join(MYST_NB_CHECKED)}x, but myst-nb {myst_nb.__version__} is "
-            "installed: check that the renderer still joins streams with it, then add the "
-            "version to MYST_NB_CHECKED"
-        )
+    require_myst_nb("book_outputs", "myst_nb.core.render.coalesce_streams")
     myst_nb.core.render.coalesce_streams = coalesce_streams
 
 
