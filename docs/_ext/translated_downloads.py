@@ -1,16 +1,9 @@
 """The gallery's downloads in the reader's language, as plain text a reader can read.
 
-Why: sphinx-gallery offers each example as a ``.py`` script, a ``.ipynb``
-notebook and a ``.zip`` of both, made from the English source with its reST
-roles left as they are (``:ref:`ch-13```, ``:class:`attn.KVCache```), which a
-notebook shows as raw markup.  After the build this extension rewrites those
-files under ``<outdir>/_downloads/``: in a translation each text block (the
-docstring, and the comment block that opens each ``# %%`` cell) is replaced,
-paragraph by paragraph, by its translation in the example's catalog
-(``locale/<lang>/LC_MESSAGES/auto_examples/<example>.po``); in every language
-roles become the words the page shows (``book_text.resolve_roles``, as in the
-chapters' notebooks).  Code, its comments and outputs are unchanged; the notebook
-is made from the new script the way sphinx-gallery makes its own.
+sphinx-gallery makes each example's ``.py``, ``.ipynb`` and ``.zip`` from the English
+source, its reST roles left as raw markup.  After the build this rewrites them under
+``_downloads/``: each text block translated paragraph by paragraph from the example's
+catalog, roles as the words the page shows; code, comments and outputs unchanged.
 """
 
 import ast
@@ -31,18 +24,15 @@ CELL = re.compile(r"^# ?%%")
 
 
 def lookup(catalog, key, missing):
-    """The translation of the message ``key``; ``key`` itself, listed in ``missing``, if it has none.
+    """The translation of one element's text ``key`` (on one line, as Sphinx extracts it).
 
-    A message is the text of one paragraph, title, list item or table cell, on one
-    line, as Sphinx extracts it (``chapter_notebooks.py`` translates the chapters
-    with it too).
+    ``key`` itself where ``catalog`` is ``None`` (no translation) or lacks it: then it is listed in ``missing``.
     """
-    new = catalog.get(key)
-    if new is None:
-        if key:
-            missing.append(key)
+    if catalog is None or not key:
         return key
-    return new
+    if key not in catalog:
+        missing.append(key)
+    return catalog.get(key, key)
 
 
 def _fill(text, width):
@@ -53,42 +43,37 @@ def _fill(text, width):
 
 
 def translate_text(text, catalog, width, missing, ref_title):
-    """One text block (reST), translated paragraph by paragraph (``catalog`` ``None``: as it is), roles resolved.
+    """One reST text block, translated paragraph by paragraph, its roles resolved.
 
-    A paragraph's message is its text on one line, as Sphinx extracts it; a
-    section title keeps its underline, resized to the translated title.  What
-    has no message (a directive, a formula) stays as it is.
+    A section title keeps its underline, resized to the new title; what has no
+    message (a directive, a formula) stays as it is.
     """
     chunks = []
     for para in re.split(r"\n[ \t]*\n", text.strip("\n")):
         lines = para.split("\n")
         parts = []
         if len(lines) >= 2 and UNDERLINE.match(lines[1].strip()) and lines[0].strip():
-            new = lines[0].strip() if catalog is None else lookup(catalog, lines[0].strip(), missing)
-            new = resolve_roles(new, ref_title, "``")
+            new = resolve_roles(lookup(catalog, lines[0].strip(), missing), ref_title, "``")
             parts.append(new + "\n" + lines[1].strip()[0] * len(new))
             lines = lines[2:]
         if lines:
             source = "\n".join(lines)
             key = source.replace("\n", " ").strip()
-            new = key if catalog is None else lookup(catalog, key, missing)
+            new = lookup(catalog, key, missing)
             parts.append(resolve_roles(source if new is key else _fill(new, width), ref_title, "``"))
         chunks.append("\n".join(parts))
     return "\n\n".join(chunks)
 
 
-def translate_script(source, catalog, missing=None, ref_title=lambda target, role: target):
+def translate_script(source, catalog, missing, ref_title):
     """The gallery script ``source`` with its text blocks translated (``catalog``) and roles resolved."""
-    missing = [] if missing is None else missing
-    lines = source.split("\n")
-    first = (ast.parse(source).body or [None])[0]
-    out = []
-    i = 0
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        raw = lines[first.lineno - 1].lstrip()[:1] in "rR"
-        text = translate_text(first.value.value, catalog, WIDTH, missing, ref_title)
+    lines, module = source.split("\n"), ast.parse(source)
+    out, i = [], 0
+    if (docstring := ast.get_docstring(module, clean=False)) is not None:
+        raw = lines[module.body[0].lineno - 1].lstrip()[:1] in "rR"
+        text = translate_text(docstring, catalog, WIDTH, missing, ref_title)
         out.append('"""\n' + (text if raw else text.replace("\\", "\\\\")) + '\n"""')
-        i = first.end_lineno
+        i = module.body[0].end_lineno
     while i < len(lines):
         out.append(lines[i])
         i += 1
@@ -106,25 +91,22 @@ def translate_script(source, catalog, missing=None, ref_title=lambda target, rol
 def write_download(path, text):
     """Write the download ``path``, and its twin ``<name>.js`` for ``_static/book-downloads.js``.
 
-    Why: opened from disk (``file://``), browsers ignore a link's ``download``
-    attribute and show a ``.py`` or an ``.ipynb`` as text.  A page may still load
-    a script beside it: the twin hands the file's text to the page, which saves it.
+    From ``file://`` browsers ignore a link's ``download`` and show the file as text;
+    a script beside the page may still load, and the twin hands it the file's text.
     """
     Path(path).write_text(text, encoding="utf-8")
     Path(f"{path}.js").write_text(f"bookDownload({json.dumps(text)});\n", encoding="utf-8")
 
 
 def translated_notebook(script_text, gallery_conf, target_dir):
-    """The notebook sphinx-gallery would make of ``script_text`` (JSON text)."""
-    from sphinx_gallery.notebook import jupyter_notebook, save_notebook
+    """The notebook sphinx-gallery would make of ``script_text`` (JSON text, as its ``save_notebook`` writes it)."""
+    from sphinx_gallery.notebook import jupyter_notebook
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp, "example.py")
-        script.write_text(script_text, encoding="utf-8")
-        _, blocks = split_code_and_text_blocks(script)
-        save_notebook(jupyter_notebook(blocks, gallery_conf, target_dir), Path(tmp, "example.ipynb"))
-        return Path(tmp, "example.ipynb").read_text(encoding="utf-8")
+        Path(tmp, "example.py").write_text(script_text, encoding="utf-8")
+        _, blocks = split_code_and_text_blocks(Path(tmp, "example.py"))
+    return json.dumps(jupyter_notebook(blocks, gallery_conf, target_dir), indent=2)
 
 
 def _rewrite_downloads(app, exception):
