@@ -1,14 +1,9 @@
 """The book's files, named after its title, and the landing page's list of them.
 
-Why: readers take the book away as a PDF, an EPUB and an archive of every chapter's
-notebook, each named after the edition's title in lower case, without accents
-(``atencion-desde-cero-es.pdf``, ``cuadernos-atencion-desde-cero-es.zip``), where
-Sphinx would drop the accented letters.  The PDF and the EPUB exist only once
-``make pdf``, ``make epub`` (or Read the Docs) built them, and a link must never
-lead nowhere: ``{book-downloads}`` links a file that lies in ``<outdir>/downloads/``
-(``make html`` writes the archive itself, ``chapter_notebooks``) and names the
-others with the command that makes them; on Read the Docs it links where Read the
-Docs serves the formats it builds.  The list is left out of the PDF and the EPUB.
+Each file is named after the edition's title in lower case without accents
+(``atencion-desde-cero-es.pdf``), where Sphinx would drop the accented letters.
+``{book-downloads}`` links a file only where it exists (on Read the Docs, where it
+serves it) and names the others with the command that makes them.
 """
 
 import os
@@ -40,7 +35,7 @@ def archive_stem(title, lang):
 
 def download_entries(app):
     """``[(format, href or None, make command)]`` for this language's PDF, EPUB and notebooks."""
-    lang, title = app.config.language, app.config.project
+    lang, title, env = app.config.language, app.config.project, os.environ.get
     entries = []
     for fmt, name, command in (
         ("pdf", f"{file_stem(title, lang)}.pdf", f"make pdf-{lang}"),
@@ -48,9 +43,9 @@ def download_entries(app):
         ("notebooks", f"{archive_stem(title, lang)}.zip", "make html"),
     ):
         href = f"{DOWNLOADS}/{name}"
-        if os.environ.get("READTHEDOCS") == "True" and fmt != "notebooks":
-            env = os.environ.get
-            href = RTD_DOWNLOAD.format(lang=env("READTHEDOCS_LANGUAGE", lang), version=env("READTHEDOCS_VERSION", "latest"), fmt=fmt)
+        if env("READTHEDOCS") == "True" and fmt != "notebooks":
+            version = env("READTHEDOCS_VERSION", "latest")
+            href = RTD_DOWNLOAD.format(lang=env("READTHEDOCS_LANGUAGE", lang), version=version, fmt=fmt)
         elif fmt == "notebooks" and "chapter_notebooks" not in app.extensions:
             continue  # no build of this checkout writes it
         elif fmt != "notebooks" and not Path(app.outdir, href).is_file():
@@ -91,16 +86,16 @@ def downloads_changed(app, env, added, changed, removed):
 
 
 class NoDownloadsInPrint(SphinxPostTransform):
-    """The PDF and the EPUB leave out the section of the list: inside the book it would offer the book again."""
+    """The PDF and the EPUB leave out the list's section: inside the book it would offer the book again."""
 
     default_priority = 150
     builders = ("latex", "epub")
 
     def run(self, **kwargs):
-        for node in list(self.document.findall(lambda n: isinstance(n, nodes.Element) and "book-downloads" in n["classes"])):
-            section = next((p for p in ancestors(node) if isinstance(p, nodes.section)), node)
-            section.parent.remove(section)
-
+        for node in list(self.document.findall(nodes.bullet_list)):
+            if "book-downloads" in node["classes"]:
+                section = next((p for p in ancestors(node) if isinstance(p, nodes.section)), node)
+                section.parent.remove(section)
 
 
 def setup(app):
@@ -108,4 +103,3 @@ def setup(app):
     app.add_post_transform(NoDownloadsInPrint)
     app.connect("env-get-outdated", downloads_changed)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
-
