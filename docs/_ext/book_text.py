@@ -1,11 +1,8 @@
-"""A piece of a page as plain text, for the places that cannot show markup.
+"""Pieces of a page as plain text, for the places that cannot show markup.
 
-A tooltip, an alt text or a description cannot typeset ``6 \\times 6`` nor
-follow ``{ref}`ch-02```: formulas are read as text (``6 × 6``) and references
-give their target's title.  A downloaded notebook or script shows a role
-(``{ref}`ch-02``` in MyST, ``:ref:`ch-02``` in reST) as the words the page
-shows.  Used by ``book_alt``, ``book_hosting``, ``book_i18n``,
-``chapter_notebooks`` and ``translated_downloads``.
+A tooltip, an alt text or a description shows a formula as text (``6 × 6``) and a
+reference as its target's title; a downloaded notebook or script shows a role
+(``{ref}`ch-02``` in MyST, ``:ref:`ch-02``` in reST) as the words the page shows.
 """
 
 import re
@@ -70,9 +67,9 @@ PY_ROLES = {"func", "class", "meth", "mod", "attr", "obj", "data", "exc", "const
 def resolve_roles(text, ref_title, code="`", cite=None):
     """MyST's and reST's roles in ``text`` as the words the page shows.
 
-    ``ref_title(target, role)`` gives what a ``ref`` or ``doc`` without its own
-    text shows, ``cite(role, keys)`` a citation; Python objects become code
-    (between ``code`` marks), formulas ``$…$``; any other role (``term``) its text.
+    ``ref_title(target, role)``: what a ``ref`` or ``doc`` without its own text shows;
+    ``cite(role, keys)``: a citation.  Python objects become code (between ``code``
+    marks), formulas ``$…$``; any other role (``term``) its text.
     """
 
     def role(match):
@@ -95,26 +92,24 @@ def resolve_roles(text, ref_title, code="`", cite=None):
 
 
 def ref_titles(env, base=""):
-    """``title(target, role)`` for :func:`resolve_roles`: what a ``ref`` or ``doc`` shows.
+    """``title(target, role)`` for :func:`resolve_roles`: the target's title in italics.
 
-    A title in italics, as titles are set apart (reST and Markdown alike); with
-    ``base``, the site's address, a ``ref`` is a Markdown link to its target.
+    With ``base``, the site's address, a ``ref`` is a Markdown link to its target.
     """
     labels = env.domains.standard_domain.labels
     base = base.rstrip("/") + "/" if base else ""
 
-    def italic(text):
-        return "*" + text.replace("*", "\\*") + "*"
-
     def title(target, role):
+        name = target.lstrip("/")
         if role == "doc":
-            name = target.lstrip("/")
-            return italic(env.titles[name].astext() if name in env.titles else target)
-        entry = labels.get(target.lower())
-        if entry is None:
+            text = env.titles[name].astext() if name in env.titles else target
+        elif (entry := labels.get(target.lower())) is None:
             logger.warning(f"{{{role}}}`{target}`: no such label", type="book_text")
             return target
-        docname, labelid, text = entry
-        return f"[{text}]({base}{docname}.html#{labelid})" if base else italic(text)
+        elif base:
+            return f"[{entry[2]}]({base}{entry[0]}.html#{entry[1]})"  # (docname, label id, title)
+        else:
+            text = entry[2]
+        return "*" + text.replace("*", "\\*") + "*"
 
     return title
