@@ -1,10 +1,8 @@
 """Alt text for the figures: written in English where each figure is drawn, translated by the catalogs.
 
-A chapter's figure: the cell's ``mystnb: {image: {alt: ...}}``.  A gallery figure: a comment
-``# sphinx_gallery_alt = "..."`` in its block (one per figure, in order; hidden from the page by
-``remove_config_comments``), which :func:`gallery_scraper` gives it.  Why a scraper: Sphinx
-neither extracts nor translates sphinx-gallery's ``image-sg`` node, but does a plain ``image``.
-Thumbnails get their example's first figure's alt text; a figure without one, or with TeX, warns.
+A chapter's figure: the cell's ``mystnb: {image: {alt: ...}}``; a gallery figure: a comment
+``# sphinx_gallery_alt = "..."`` per figure in its block, which :func:`gallery_scraper` gives it as a
+plain ``image`` (Sphinx does not translate sphinx-gallery's ``image-sg``).  A figure without one warns.
 """
 
 import ast
@@ -15,7 +13,6 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 ALT_COMMENT = re.compile(r"^[ \t]*#\s*sphinx_gallery_alt\s*=\s*(.+?)[ \t]*$", re.MULTILINE)
-THUMB_IMAGE = re.compile(r"sphx_glr_(?P<name>.+)_thumb\.\w+$")
 TEX = re.compile(r"[$\\]|mathcal|\bapprox\b")
 
 
@@ -39,18 +36,7 @@ def gallery_scraper(block, block_vars, gallery_conf, **kwargs):
 
 
 def check_alts(app, doctree, docname):
-    """Give the gallery's thumbnails their figure's alt text; warn on a figure without one."""
-    if docname.endswith("auto_examples/index"):
-        for node in doctree.findall(nodes.image):
-            match = THUMB_IMAGE.search(node.get("uri", ""))
-            name = match and f"auto_examples/{match['name']}"
-            if name in app.env.all_docs:
-                figures = [
-                    image for image in app.env.get_doctree(name).findall(nodes.image)
-                    if f"sphx_glr_{match['name']}_" in image.get("uri", "")
-                ]
-                if figures:
-                    node["alt"] = figures[0].get("alt", "")
+    """Warn on a figure without alt text (the gallery's thumbnails get theirs from book_i18n)."""
     for node in doctree.findall(nodes.image):
         alt = node.get("alt", "").strip()
         if not alt or TEX.search(alt):

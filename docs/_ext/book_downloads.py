@@ -1,9 +1,6 @@
-"""The book's files, named after its title, and the landing page's list of them.
-
-Each file is named after the edition's title in lower case without accents
-(``atencion-desde-cero-es.pdf``), where Sphinx would drop the accented letters.
-``{book-downloads}`` links a file only where it exists (on Read the Docs, where it
-serves it) and names the others with the command that makes them.
+"""The book's files, named after its title without accents (``atencion-desde-cero-es.pdf``;
+Sphinx would drop the accented letters), and ``{book-downloads}``, the landing page's list:
+a link where the file exists (or Read the Docs serves it), else the command that makes it.
 """
 
 import os
@@ -11,11 +8,11 @@ import re
 import unicodedata
 from pathlib import Path
 
-from book_text import ancestors
 from docutils import nodes
 from sphinx.locale import get_translation
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import traverse_parent
 
 _ = get_translation("sphinx")
 DOWNLOADS = "downloads"  # under a language's root in the site
@@ -94,7 +91,7 @@ class NoDownloadsInPrint(SphinxPostTransform):
     def run(self, **kwargs):
         for node in list(self.document.findall(nodes.bullet_list)):
             if "book-downloads" in node["classes"]:
-                section = next((p for p in ancestors(node) if isinstance(p, nodes.section)), node)
+                section = next(traverse_parent(node, nodes.section), node)
                 section.parent.remove(section)
 
 

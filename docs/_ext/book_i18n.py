@@ -1,7 +1,6 @@
-"""Two languages from one source: what the pages' catalogs cannot translate.
+"""What the pages' catalogs cannot translate, in the words of ``locale/<lang>/LC_MESSAGES/sphinx.po``.
 
-``-D language=es`` builds the Spanish book from ``locale/es``; each hook below covers one
-thing Sphinx's translation does not reach, with the words of ``locale/<lang>/LC_MESSAGES/sphinx.po``.
+Each hook below covers one thing Sphinx's translation does not reach.
 """
 
 import html
@@ -11,12 +10,13 @@ from pathlib import Path
 
 import polib
 from book_languages import LOCALE, SOURCE
-from book_text import ancestors, plain_text
+from book_text import plain_text
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.locale import _
 from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util.nodes import traverse_parent
 
 PREFIX = "Documentation.addTranslations("
 
@@ -24,11 +24,9 @@ PREFIX = "Documentation.addTranslations("
 class BeforeTranslation(SphinxTransform):
     """Display formulas out of the catalogs (a translator could only copy or break them); the
     index entry ``module; attn.functional`` in the reader's language (Sphinx 9 writes it in English).
-
-    Before Sphinx's Locale transform (20), so the translated build keeps the formulas.
     """
 
-    default_priority = 10
+    default_priority = 10  # before Sphinx's Locale transform (20)
 
     def apply(self, **kwargs):
         for node in self.document.findall(nodes.math_block):
@@ -58,11 +56,8 @@ def _gallery_summary(env, docname):
 
 
 def translate_gallery_cards(app, doctree, docname):
-    """Put the translated title and summary on the gallery's cards.
-
-    sphinx-gallery writes each card as raw HTML, out of the catalogs' reach; both are
-    taken from the example's own page, in every language (its tooltip shows raw TeX).
-    """
+    """Give each gallery card (raw HTML, out of the catalogs' reach) its example page's title, summary
+    (sphinx-gallery's tooltip shows raw TeX) and first figure's alt text, in every language."""
     if docname != "auto_examples/index":
         return
     card = name = None  # the raw node that opens the card being read, the example it links to
@@ -74,6 +69,10 @@ def translate_gallery_cards(app, doctree, docname):
             name = match and f"auto_examples/{match['name']}"
             if name in app.env.titles:
                 _fill(card, THUMB_TOOLTIP, _gallery_summary(app.env, name))
+                figures = app.env.get_doctree(name).findall(nodes.image)
+                first = next((f for f in figures if f"sphx_glr_{match['name']}_" in f.get("uri", "")), None)
+                if first is not None:
+                    node["alt"] = first.get("alt", "")
         elif isinstance(node, nodes.raw) and "sphx-glr-thumbnail-title" in node.astext() and name in app.env.titles:
             _fill(node, THUMB_TITLE, app.env.titles[name].astext())
             card = name = None
@@ -103,8 +102,7 @@ def _translations_js(app, exception):
         js.write_text(merge_translations_js(js.read_text(encoding="utf-8"), polib.pofile(str(po))), encoding="utf-8")
 
 
-# Words of a docstring's types that are no Python names, but references to nowhere;
-# a noun of TYPE_NOUNS only where "of" follows it ("list of str").
+# Words of a docstring's types that are references to nowhere; a TYPE_NOUN only before "of" ("list of str").
 TYPE_WORDS, TYPE_NOUNS, FIELD_NAMES = ("optional", "sequence"), ("list",), ("Type",)
 # (before, word, after) of the " or " and " of " Sphinx puts between type references.
 DELIMITER = re.compile(r"^(\s*,?\s*)(or|of)(\s*)$")
@@ -119,10 +117,7 @@ def _set_text(node, text):
 
 class TranslateTypeWords(SphinxPostTransform):
     """``torch.Tensor, optional`` -> ``torch.Tensor, opcional`` in a translated API page; "Type" too.
-
-    The types are references a translated message would lose (Sphinx warns): the words
-    between them are translated after reading.
-    """
+    (The types are references a translated message would lose: the words between them are translated here.)"""
 
     default_priority = 5  # before the references are resolved (10)
     formats = ("html",)
@@ -131,13 +126,12 @@ class TranslateTypeWords(SphinxPostTransform):
         return super().is_available() and self.config.language != SOURCE
 
     def run(self, **kwargs):
-        # napoleon's "Attributes" give each attribute a field named "Type", which
-        # Sphinx capitalises but never translates.
+        # napoleon's "Attributes" give each attribute a field "Type", which Sphinx never translates.
         for name in list(self.document.findall(nodes.field_name)):
-            if name.astext() in FIELD_NAMES and any(isinstance(a, addnodes.desc_content) for a in ancestors(name)):
+            if name.astext() in FIELD_NAMES and any(traverse_parent(name, addnodes.desc_content)):
                 name.children = [nodes.Text(_(name.astext()))]
         for xref in list(self.document.findall(addnodes.pending_xref)):
-            if xref.get("refdomain") != "py" or not any(isinstance(a, nodes.field_body) for a in ancestors(xref)):
+            if xref.get("refdomain") != "py" or not any(traverse_parent(xref, nodes.field_body)):
                 continue
             after = xref.next_node(siblings=True, descend=False, ascend=False)
             m = DELIMITER.match(after.astext()) if isinstance(after, DELIMITER_NODES) else None

@@ -1,8 +1,7 @@
 """Pieces of a page as plain text, for the places that cannot show markup.
 
-A tooltip, an alt text or a description shows a formula as text (``6 × 6``) and a
-reference as its target's title; a downloaded notebook or script shows a role
-(``{ref}`ch-02``` in MyST, ``:ref:`ch-02``` in reST) as the words the page shows.
+A tooltip or a description shows a formula as text (``6 × 6``), a reference as its title;
+a downloaded notebook or script shows a role (``{ref}`ch-02```) as the words the page shows.
 """
 
 import re
@@ -33,13 +32,6 @@ def tex_to_text(tex):
     for pattern, repl in TEX_TEXT:
         tex = re.sub(pattern, repl, tex)
     return tex.strip()
-
-
-def ancestors(node):
-    """``node``'s parent, its parent's parent, and so on."""
-    while node.parent is not None:
-        node = node.parent
-        yield node
 
 
 def plain_text(node, env=None):
@@ -92,10 +84,8 @@ def resolve_roles(text, ref_title, code="`", cite=None):
 
 
 def ref_titles(env, base=""):
-    """``title(target, role)`` for :func:`resolve_roles`: the target's title in italics.
-
-    With ``base``, the site's address, a ``ref`` is a Markdown link to its target.
-    """
+    """``title(target, role)`` for :func:`resolve_roles`: the target's title in italics; with ``base``
+    (the site's address) a ``ref`` is a Markdown link to its target."""
     labels = env.domains.standard_domain.labels
     base = base.rstrip("/") + "/" if base else ""
 
