@@ -1,10 +1,8 @@
 """Attention explorers: the web pages' interactive heatmaps (issue 20).
 
-A cell ending in ``attn.plot.explore(...)`` outputs the explorer's data
-(``attn.plot.EXPLORER_MIME``) and a PNG.  The HTML builders keep the data and draw it
-with ``_templates/attention-explorer.html`` and ``_static/explorer.js``; the PDF, the
-EPUB and the notebooks keep the PNG.  myst-nb reads renderers from entry points, which
-only an installed package can declare: this adds one to myst-nb's cached list.
+``attn.plot.explore(...)`` outputs the explorer's data (``EXPLORER_MIME``) and a PNG: the HTML builders
+draw the data (``_templates/attention-explorer.html``, ``_static/explorer.js``), the others keep the PNG.
+myst-nb reads renderers from entry points (an installed package's): this adds one to its cached list.
 """
 
 import json
@@ -57,10 +55,6 @@ def visit_explorer(self, node):
     raise nodes.SkipNode
 
 
-def skip(self, node):
-    raise nodes.SkipNode
-
-
 def explorer_files(app, pagename, templatename, context, doctree):
     """Load the explorer's script and stylesheet on the pages that have one."""
     if "data-attention-explorer" in (context.get("body") or ""):
@@ -71,7 +65,6 @@ def explorer_files(app, pagename, templatename, context, doctree):
 def setup(app):
     app.connect("config-inited", register_renderer)
     app.connect("html-page-context", explorer_files)
-    # Only the HTML builders keep the explorer (myst-nb's SelectMimeType); others skip it.
-    app.add_node(attention_explorer, html=(visit_explorer, None), latex=(skip, None),
-                 text=(skip, None), man=(skip, None), texinfo=(skip, None))
+    # Only the HTML builders get the node (mime_priority_overrides): another builder has no visitor for it.
+    app.add_node(attention_explorer, html=(visit_explorer, None))
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
