@@ -1,8 +1,6 @@
-"""Names for the controls that the theme and myst-nb leave unnamed or misnamed.
-
-Why: a screen reader announces a control by its name.  The sidebar's expanders are an
-icon alone (axe: summary-name); myst-nb names its "Show code cell" toggle "Toggle hidden
-content", in English, unlike the words on the screen (axe: label-content-name-mismatch).
+"""Names for the controls a screen reader would announce unnamed or misnamed: the sidebar's expanders,
+an icon alone (axe: summary-name), and myst-nb's "Show code cell" toggle, named "Toggle hidden content"
+in English (axe: label-content-name-mismatch).
 """
 
 import html

@@ -88,12 +88,9 @@ def book_reference_style():
 
 class EntriesAsList(SphinxPostTransform):
     """The bibliography's entries as a list (``book-bibliography``), each keeping its anchor.
+    (sphinxcontrib-bibtex writes citations, which show a number and which LaTeX moves to the end.)"""
 
-    sphinxcontrib-bibtex writes citations, which show a number (``[12]``) and which LaTeX
-    moves to the end of the PDF.  After the references are resolved (10), before LaTeX (750).
-    """
-
-    default_priority = 20
+    default_priority = 20  # after the references are resolved (10), before LaTeX (750)
 
     def run(self, **kwargs):
         for parent in list(self.document.findall(nodes.Element)):
@@ -134,10 +131,7 @@ def _plain(text):
 
 def citation_text(entries, role, content, link=None):
     """A citation as the page shows it: ``Vaswani et al. (2017)``, ``(Dao et al., 2022)``.
-
-    ``role``: ``t`` or ``p``; ``content``: keys separated by commas (no pre or post text:
-    it could not be translated); ``link(shown, url)``, if given, writes each work's part.
-    """
+    ``role``: ``t`` or ``p``; ``content``: keys, commas between; ``link(shown, url)`` writes each work's part."""
     keys = [key.strip() for key in content.split(",")]
     if not all(key in entries for key in keys):
         raise ValueError(f"cannot read the citation {content!r} (keys: {BIBFILE})")

@@ -1,8 +1,6 @@
 """The book's languages and their catalogs, written once for ``conf.py``, its extensions and the tests.
 
-``python docs/_ext/book_languages.py`` prints them (``en es``: the Makefile's LANGUAGES).
-The first is the source; the second is translated from ``locale/<lang>/LC_MESSAGES``: one
-catalog per page (``make update-po``) and ``sphinx.po`` for the words around the text.
+``python docs/_ext/book_languages.py`` prints them (``en es``: the Makefile's LANGUAGES), the source first.
 """
 
 from pathlib import Path
@@ -15,9 +13,8 @@ LOCALE = Path(__file__).resolve().parents[2] / "locale"
 
 
 def catalog(lang, name):
-    """``{msgid: msgstr}``: the translated, checked messages of catalog ``name`` (``api``,
-    ``auto_examples/plot_04_scaling``, ``sphinx``) in ``lang``; ``{}`` for the source language.
-    """
+    """``{msgid: msgstr}``: the translated, unfuzzy messages of catalog ``name`` (``api``, ``sphinx``)
+    in ``lang``; ``{}`` for the source language."""
     import polib
 
     path = LOCALE / lang / "LC_MESSAGES" / f"{name}.po"

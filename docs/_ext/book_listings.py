@@ -1,9 +1,7 @@
-"""The package's code as the chapters show it: without its docstrings.
+"""The package's code as the chapters show it: ``literalinclude`` without the docstrings of a ``.py``.
 
-Replaces ``literalinclude`` with a subclass that removes, from a ``.py`` listing, every
-docstring of the lines shown (after Sphinx's ``:pyobject:``, ``:start-at:``, ... chose them).
-Why: the docstrings are English prose that would sit between translated paragraphs on a
-Spanish page and make a forward pass longer than a screen; the API page carries them.
+Why: they are English prose amid a Spanish page's paragraphs and make a forward pass longer than
+a screen; the API page carries them.
 """
 
 import ast
@@ -14,11 +12,8 @@ from sphinx.directives.code import LiteralInclude
 
 
 def docstrings(code):
-    """``(first, last, alone)`` of every docstring of ``code`` (Python source), by line (1-based).
-
-    ``alone`` says the docstring is its block's only statement.  ``code`` may be
-    indented (a method cut out of its class); code that does not parse has none.
-    """
+    """``(first, last, alone)`` of every docstring of ``code`` by line (1-based); ``alone``: its block's
+    only statement.  ``code`` may be indented (a method cut out of its class)."""
     try:
         tree = ast.parse(textwrap.dedent(code))
     except SyntaxError:

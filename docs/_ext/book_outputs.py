@@ -1,9 +1,7 @@
 """Printed output on the pages exactly as the code printed it.
 
-myst-nb joins a cell's stream outputs (``nb_merge_streams``) with its
-``coalesce_streams``, which ends every chunk with a line break; a kernel may send one
-``print`` in several chunks (chapter 6 once showed ``64`` and `` 64 2,362,368`` on two
-lines).  This joins each stream's chunks as they came, then lets myst-nb do the rest.
+myst-nb's ``coalesce_streams`` (``nb_merge_streams``) ends every chunk with a line break, and a kernel
+may send one ``print`` in several chunks: this joins each stream's chunks as they came first.
 """
 
 import myst_nb

@@ -1,7 +1,5 @@
-"""The book's pages, derived from its sources and written once.
+"""The book's pages, derived from its sources, for ``conf.py`` and the tests.
 
-``conf.py`` (the sitemap leaves out the pages Sphinx writes itself) and the tests
-(``tests/book/site_pages.py``, ``tests/i18n/test_catalogs.py``) read them from here.
 Page names are the built pages' paths without suffix (``chapters/01_why_attention``).
 """
 

@@ -1,8 +1,7 @@
 """Chapter numbers that run on from one part of the book to the next.
 
-The index has one numbered toctree per part (each part gets its caption in the sidebar),
-and Sphinx numbers each from 1 again.  After Sphinx's numbering, this shifts each later
-toctree's numbers by the chapters before it: in headings, navigation and previous/next links.
+Sphinx numbers each of the index's toctrees (one per part) from 1: this shifts each later one's
+numbers by the chapters before it, in headings, navigation and previous/next links.
 """
 
 from docutils import nodes
