@@ -1,10 +1,7 @@
 """Every chapter as a Jupyter notebook in the reader's language, and one archive of all.
 
-myst-nb keeps only the MyST source, and sphinx-gallery offers only the gallery's
-notebooks.  After each HTML build this writes ``downloads/notebooks/<chapter>.ipynb``:
-the code cells with their outputs from myst-nb's cache, the text as plain Markdown
-translated element by element from the page's catalog; then the archive of those
-and the gallery's notebooks (``book_downloads``).
+myst-nb offers only the MyST source.  After each HTML build this writes ``downloads/notebooks/<chapter>.ipynb``
+(outputs from myst-nb's cache, text translated from the page's catalog as plain Markdown), then the archive.
 """
 
 import html
@@ -13,6 +10,11 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 import nbformat
+from jupyter_cache import get_cache
+from markdown_it.renderer import RendererHTML
+from myst_nb.core.read import create_nb_reader
+from myst_parser.parsers.mdit import create_md_parser
+from sphinx.directives.code import LiteralInclude, LiteralIncludeReader
 from sphinx.locale import admonitionlabels, get_translation
 from sphinx.util import logging
 
@@ -36,26 +38,19 @@ HIDDEN = {"source_hidden": ("hide-input", "hide-cell", "remove-input"), "outputs
 
 
 def md_parser(md_config):
-    """myst-parser's Markdown parser (markdown-it with MyST's syntax) for ``md_config``."""
-    from markdown_it.renderer import RendererHTML
-    from myst_parser.parsers.mdit import create_md_parser
-
     return create_md_parser(md_config, RendererHTML)
 
 
 class Converter:
-    """MyST Markdown to plain Jupyter Markdown, translated element by element.
+    """MyST Markdown to plain Jupyter Markdown, translated element by element (``missing``: messages not found).
 
-    ``catalog``: ``{msgid: msgstr}`` of the page; ``missing`` collects the messages
-    it lacks.  ``ref_title(target, role)`` gives what a ``{ref}`` shows;
-    ``include(argument, options, line)`` the ``(code, language)`` a ``literalinclude`` shows.
+    ``ref_title(target, role)``: what a ``{ref}`` shows; ``include(argument, options, line)``: ``(code, language)``.
     """
 
     def __init__(self, parser, catalog, ref_title, include, translate=True):
         self.parser, self.ref_title, self.include = parser, ref_title, include
         self.catalog = catalog if translate else None
-        self.missing = []
-        self._bibliography = None
+        self.missing, self._bibliography = [], None
 
     def text(self, source):
         """One element's text (a paragraph, a title, a cell): translated, then plain."""
@@ -67,8 +62,7 @@ class Converter:
 
     def cite(self, role, content):
         """``{cite:t}`key``` as the page writes it, each work a link to itself (DOI, arXiv, ...)."""
-        if self._bibliography is None:
-            self._bibliography = load_entries()
+        self._bibliography = self._bibliography or load_entries()
         return citation_text(self._bibliography, role, content, link=lambda shown, url: f"[{shown}]({url})")
 
     def convert(self, source, line_offset=0):
@@ -130,11 +124,8 @@ class Converter:
             if name != "admonition" and argument:  # a note's first line
                 body = argument + "\n" + body
             return [f"> **{title}**", ">"] + [("> " + x) if x else ">" for x in self.convert(body).split("\n")]
-        logger.warning(
-            f"chapter_notebooks: no plain Markdown for the directive {{{name}}}; "
-            "its text goes into the notebook as it is (add it to Converter.directive)",
-            type="chapter_notebooks",
-        )
+        logger.warning(f"chapter_notebooks: no plain Markdown for the directive {{{name}}}; its text goes into the "
+                       "notebook as it is (add it to Converter.directive)", type="chapter_notebooks")
         return ["```", tok.content.rstrip("\n"), "```"]
 
 
@@ -146,19 +137,14 @@ def _prefix(line, content):
 
 
 def _split_options(content):
-    """``({option: value}, body)`` of a directive's content (``:key: value`` lines or ``---`` YAML)."""
+    """``({option: value}, body)`` of a directive's content (``:key: value`` lines; YAML ``---`` options fail)."""
     lines = content.split("\n")
+    if lines[0].strip() == "---":
+        raise ValueError(f"chapter_notebooks: write directive options as :key: value lines, not YAML: {content!r}")
     options = {}
-    if lines and lines[0].strip() == "---":
-        import yaml
-
-        end = lines.index("---", 1)
-        options = {k: ("" if v is None else str(v)) for k, v in (yaml.safe_load("\n".join(lines[1:end])) or {}).items()}
-        lines = lines[end + 1:]
-    else:
-        while lines and (m := re.match(r"^:([\w-]+):\s*(.*)$", lines[0])):
-            options[m[1]] = m[2].strip()
-            lines = lines[1:]
+    while lines and (m := re.match(r"^:([\w-]+):\s*(.*)$", lines[0])):
+        options[m[1]] = m[2].strip()
+        lines = lines[1:]
     return options, "\n".join(lines).strip("\n")
 
 
@@ -194,30 +180,11 @@ def build_notebook(executed, converter, intro, number=None):
     return nb
 
 
-def intro_text(title, book, url):
-    """The first cell: where the chapter comes from, and what it needs to run."""
-    lines = [_(
-        "This notebook is the chapter “{title}” of the book *{book}*, with the outputs "
-        "printed when the book was built."
-    ).format(title=title, book=book)]
-    if url:
-        lines += ["", _("The chapter online: {url}").format(url=f"<{url}>")]
-    return "\n".join(lines + ["", _(
-        "It needs the book's package `attn`, with PyTorch and matplotlib. Clone the "
-        "book's repository and, in its folder, run `pip install -r requirements.txt`: "
-        "it installs them, `attn` in editable mode (`pip install -e .`). Then open "
-        "this notebook in Jupyter and run its cells in order."
-    )])
-
-
 def notebook_name(docname):
-    """``chapters/05_causal_attention`` -> ``05_causal_attention.ipynb``."""
-    return PurePosixPath(docname).name + ".ipynb"
+    return PurePosixPath(docname).name + ".ipynb"  # chapters/05_causal_attention -> 05_causal_attention.ipynb
 
 
 def _include(app, docname):
-    from sphinx.directives.code import LiteralInclude, LiteralIncludeReader
-
     def include(argument, options, line):
         _rel, path = app.env.relfn2path(argument, docname)  # the path as Sphinx reads it
         spec = LiteralInclude.option_spec
@@ -232,9 +199,6 @@ def _include(app, docname):
 
 def chapter_notebook(app, docname):
     """``(notebook, missing)`` of one chapter page, in the build's language."""
-    from jupyter_cache import get_cache
-    from myst_nb.core.read import create_nb_reader
-
     env, config = app.env, app.config
     path = env.doc2path(docname)
     text = Path(path).read_text(encoding="utf-8")
@@ -242,20 +206,28 @@ def chapter_notebook(app, docname):
     try:
         _pk, page = get_cache(config.nb_execution_cache_path).merge_match_into_notebook(page)
     except KeyError:
-        logger.warning(
-            f"chapter_notebooks: {docname}: no executed copy in the notebook cache "
-            f"{config.nb_execution_cache_path} (nb_execution_mode is {config.nb_execution_mode!r}, "
-            "'cache' is needed): its notebook has no outputs",
-            type="chapter_notebooks",
-        )
+        logger.warning(f"chapter_notebooks: {docname}: not in the notebook cache {config.nb_execution_cache_path} "
+                       f"(nb_execution_mode {config.nb_execution_mode!r}, 'cache' needed): its notebook has no outputs",
+                       type="chapter_notebooks")
     converter = Converter(
         md_parser(env.myst_config), catalog(config.language, docname), ref_titles(env, config.html_baseurl),
         _include(app, docname), translate=config.language != SOURCE,
     )
-    url = f"{config.html_baseurl.rstrip('/')}/{docname}.html" if config.html_baseurl else ""
+    intro = [_(
+        "This notebook is the chapter “{title}” of the book *{book}*, with the outputs "
+        "printed when the book was built."
+    ).format(title=env.titles[docname].astext(), book=config.html_title)]
+    if config.html_baseurl:
+        intro += ["", _("The chapter online: {url}").format(url=f"<{config.html_baseurl.rstrip('/')}/{docname}.html>")]
+    intro += ["", _(
+        "It needs the book's package `attn`, with PyTorch and matplotlib. Clone the "
+        "book's repository and, in its folder, run `pip install -r requirements.txt`: "
+        "it installs them, `attn` in editable mode (`pip install -e .`). Then open "
+        "this notebook in Jupyter and run its cells in order."
+    )]
     numbers = env.toc_secnumbers.get(docname, {}).get("")
-    intro = intro_text(env.titles[docname].astext(), config.html_title, url)
-    return build_notebook(page, converter, intro, ".".join(map(str, numbers)) if numbers else None), converter.missing
+    number = ".".join(map(str, numbers)) if numbers else None
+    return build_notebook(page, converter, "\n".join(intro), number), converter.missing
 
 
 def write_notebooks(app, exception):

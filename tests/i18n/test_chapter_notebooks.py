@@ -127,6 +127,11 @@ a = b
 $$"""
 
 
+def test_yaml_directive_options_fail_the_build_rather_than_being_misread():
+    with pytest.raises(ValueError, match="not YAML"):
+        _converter({}, translate=False).convert("```{dropdown} Solution\n---\nopen: true\n---\nDone.\n```\n")
+
+
 def test_translation_is_element_by_element_and_reports_what_is_missing():
     # The check can fail: an element without a message stays as it is, and is listed.
     catalog = {
