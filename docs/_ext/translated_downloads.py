@@ -1,9 +1,7 @@
 """The gallery's downloads in the reader's language, as plain text a reader can read.
 
-sphinx-gallery makes each example's ``.py``, ``.ipynb`` and ``.zip`` from the English
-source, its reST roles left as raw markup.  After the build this rewrites them under
-``_downloads/``: each text block translated paragraph by paragraph from the example's
-catalog, roles as the words the page shows; code, comments and outputs unchanged.
+sphinx-gallery makes each example's ``.py``, ``.ipynb`` and ``.zip`` from the English source, reST roles raw.
+After the build this rewrites them: text blocks translated from the example's catalog, roles as the page shows them.
 """
 
 import ast
@@ -15,6 +13,9 @@ import textwrap
 import zipfile
 from pathlib import Path
 
+from sphinx_gallery.notebook import jupyter_notebook
+from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
 from book_languages import SOURCE, catalog
 from book_text import ref_titles, resolve_roles
 
@@ -24,10 +25,7 @@ CELL = re.compile(r"^# ?%%")
 
 
 def lookup(catalog, key, missing):
-    """The translation of one element's text ``key`` (on one line, as Sphinx extracts it).
-
-    ``key`` itself where ``catalog`` is ``None`` (no translation) or lacks it: then it is listed in ``missing``.
-    """
+    """The translation of ``key`` (on one line, as Sphinx extracts it); ``key`` if ``catalog`` is None or lacks it."""
     if catalog is None or not key:
         return key
     if key not in catalog:
@@ -35,19 +33,8 @@ def lookup(catalog, key, missing):
     return catalog.get(key, key)
 
 
-def _fill(text, width):
-    """``text`` wrapped, never inside inline markup (`...`), which must stay on one line for the notebook."""
-    keep = re.sub(r"``.*?``|`[^`]*`", lambda m: m[0].replace(" ", "\x00"), text)
-    filled = textwrap.fill(keep, width=width, break_long_words=False, break_on_hyphens=False)
-    return filled.replace("\x00", " ")
-
-
 def translate_text(text, catalog, width, missing, ref_title):
-    """One reST text block, translated paragraph by paragraph, its roles resolved.
-
-    A section title keeps its underline, resized to the new title; what has no
-    message (a directive, a formula) stays as it is.
-    """
+    """One reST text block, translated paragraph by paragraph, roles resolved; titles keep their underline."""
     chunks = []
     for para in re.split(r"\n[ \t]*\n", text.strip("\n")):
         lines = para.split("\n")
@@ -59,8 +46,10 @@ def translate_text(text, catalog, width, missing, ref_title):
         if lines:
             source = "\n".join(lines)
             key = source.replace("\n", " ").strip()
-            new = lookup(catalog, key, missing)
-            parts.append(resolve_roles(source if new is key else _fill(new, width), ref_title, "``"))
+            if (new := lookup(catalog, key, missing)) is not key:  # wrapped, inline markup (`...`) on one line
+                keep = re.sub(r"``.*?``|`[^`]*`", lambda m: m[0].replace(" ", "\x00"), new)
+                source = textwrap.fill(keep, width=width, break_long_words=False, break_on_hyphens=False)
+            parts.append(resolve_roles(source.replace("\x00", " "), ref_title, "``"))
         chunks.append("\n".join(parts))
     return "\n\n".join(chunks)
 
@@ -91,8 +80,7 @@ def translate_script(source, catalog, missing, ref_title):
 def write_download(path, text):
     """Write the download ``path``, and its twin ``<name>.js`` for ``_static/book-downloads.js``.
 
-    From ``file://`` browsers ignore a link's ``download`` and show the file as text;
-    a script beside the page may still load, and the twin hands it the file's text.
+    From ``file://`` browsers ignore a link's ``download``; the twin hands a script the file's text.
     """
     Path(path).write_text(text, encoding="utf-8")
     Path(f"{path}.js").write_text(f"bookDownload({json.dumps(text)});\n", encoding="utf-8")
@@ -100,9 +88,6 @@ def write_download(path, text):
 
 def translated_notebook(script_text, gallery_conf, target_dir):
     """The notebook sphinx-gallery would make of ``script_text`` (JSON text, as its ``save_notebook`` writes it)."""
-    from sphinx_gallery.notebook import jupyter_notebook
-    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
-
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "example.py").write_text(script_text, encoding="utf-8")
         _, blocks = split_code_and_text_blocks(Path(tmp, "example.py"))
