@@ -1,7 +1,7 @@
 """What a page loads before it is shown: only what it uses, nothing that can wait.
 
-Why: each stylesheet, and each script in ``<head>`` without ``defer``, holds the first paint
-for a round trip on a phone's network (Lighthouse: "render-blocking resources").
+Each stylesheet, and each script in ``<head>`` without ``defer``, holds the first paint for a round trip on a
+phone's network (Lighthouse: "render-blocking resources").
 """
 
 # Scripts that act on DOMContentLoaded or on a click.  documentation_options.js and
@@ -39,11 +39,9 @@ def lighter_head(app, pagename, templatename, context, doctree):
         or any(mark in body for mark in marks)
     ]
     if pagename == "search":
-        # The theme's search page loads searchtools.js with plain <script> tags, which run
-        # before any deferred script: doctools.js must not wait.  book-search.js keeps each
-        # result's snippet to the article's own text (the theme puts its header in [role=main]).
+        # The theme's search page loads searchtools.js with plain <script> tags, which run before any deferred
+        # script: nothing is deferred.  book-search.js keeps each snippet to the article's text (not the header).
         app.add_js_file("book-search.js", priority=900, defer="defer")
-        # Results carry no code, tabs or downloads: the search page loads only what it runs.
         context["script_files"] = [js for js in context.get("script_files", []) if _name(js) not in SEARCH_UNUSED]
         context["css_files"] = [css for css in context["css_files"] if _name(css) not in SEARCH_UNUSED]
         return

@@ -1,8 +1,7 @@
 """The theme's icon font cut down to the icons the site draws (and, for ``book_math``, the math font).
 
-Why: the theme draws about twenty icons with Font Awesome's whole solid font, 115 KB fetched
-before the first paint of every page.  The cut is a few KB, ``_static/book-icons.woff2``, which
-``book.css`` declares under the theme's family name after the theme's CSS: browsers never fetch the whole.
+The theme draws about twenty icons with Font Awesome's whole solid font (115 KB, before the first paint);
+``book.css`` declares the cut, ``_static/book-icons.woff2``, under the theme's family name after the theme's CSS.
 """
 
 import re
@@ -24,9 +23,7 @@ def _css_string(value):
 
 
 def icon_characters(static, pages):
-    """The Font Awesome characters of the ``fa-*`` classes in the pages and the theme's scripts
-    (through the stylesheet's ``.fa-sun{--fa:"\\f185"}`` table) and those the theme's CSS names itself.
-    """
+    """The Font Awesome characters of the pages' and scripts' ``fa-*`` classes, and those the theme's CSS names."""
     css = (static / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
     table = {name: _css_string(rule[2]) for rule in FA_CLASS_RULE.finditer(css) for name in FA_CLASS.findall(rule[1])}
     sources = [*pages, *static.glob("scripts/*.js"), *static.glob("*.js")]
@@ -39,9 +36,8 @@ def icon_characters(static, pages):
 
 
 def write_font_subset(source, chars, out, *, all_layout_features=False):
-    """Write ``out``, a woff2 font: ``source`` with only the glyphs of ``chars``; return those it lacks (``U+XXXX``).
-
-    ``all_layout_features`` keeps what the glyphs need beyond their characters (a MATH table's sizes and pieces).
+    """Write ``out``, ``source`` as woff2 with only the glyphs of ``chars`` (and with ``all_layout_features``,
+    those a MATH table's sizes and pieces need); return the characters it lacks (``U+XXXX``).
     """
     from fontTools import subset
 

@@ -1,9 +1,7 @@
 """The book where it is served: language switcher, ``hreflang`` twins, description, sitemap URLs, robots.txt.
 
-Read the Docs serves each language at ``/<lang>/<version>/`` (``html_baseurl``, from
-``READTHEDOCS_CANONICAL_URL``), ``make html`` as the sibling folders ``_build/html/<lang>``:
-only the build knows which, so it gives the switcher (``_templates/lang-switch.html``) a
-relative link, each page's head its twins and description, sphinx-sitemap its URLs.
+Read the Docs serves each language at ``/<lang>/<version>/`` (``html_baseurl``), ``make html`` in sibling
+folders ``_build/html/<lang>``: only the build knows which, so it writes these links.
 """
 
 import html
@@ -20,10 +18,7 @@ DESCRIPTION = "A book that builds the attention mechanism of Transformers step b
 
 
 def _layout(config):
-    """``(site, after)``: ``html_baseurl`` before the language's folder, and after it (``latest/``).
-
-    ``("", "")`` when the build does not know where it is served.
-    """
+    """``(site, after)``: ``html_baseurl`` before the language's folder and after it (``latest/``), or ``("", "")``."""
     if not config.html_baseurl:
         return "", ""
     # https://host/<site folders>/<lang>/[<version>/]: the last folder, or the one before it.

@@ -1,9 +1,7 @@
 """Images that keep the text still, load lazily and open at full size.
 
-Why: without its size the browser lays the page out again when each image arrives, moving
-the text being read (Lighthouse: "cumulative layout shift"); lazy images let the text come
-first.  A figure (not a thumbnail) links to its file, which a phone can zoom.  Sizes come
-from the source images: Sphinx copies them to ``_images`` only after writing the pages.
+Without its size an image arriving moves the text being read (Lighthouse: "cumulative layout shift").  A figure
+links to its file, which a phone can zoom.  Sizes come from the sources: ``_images`` is copied after the pages.
 """
 
 import re
