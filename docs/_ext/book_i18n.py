@@ -22,9 +22,8 @@ PREFIX = "Documentation.addTranslations("
 
 
 class BeforeTranslation(SphinxTransform):
-    """Display formulas out of the catalogs (a translator could only copy or break them); the
-    index entry ``module; attn.functional`` in the reader's language (Sphinx 9 writes it in English).
-    """
+    """Display formulas out of the catalogs (a translator could only copy or break them); the index
+    entry ``module; attn.functional`` in the reader's language (Sphinx 9 writes it in English)."""
 
     default_priority = 10  # before Sphinx's Locale transform (20)
 
@@ -48,13 +47,6 @@ def _fill(raw, pattern, text):
     raw.children = [nodes.Text(pattern.sub(lambda m: m[1] + html.escape(text, quote=True) + m[2], raw.astext()))]
 
 
-def _gallery_summary(env, docname):
-    """The first paragraph of a gallery page, in the reader's language, as plain text."""
-    section = next(env.get_doctree(docname).findall(nodes.section), None)
-    paragraphs = [c for c in section.children if isinstance(c, nodes.paragraph)] if section is not None else []
-    return plain_text(paragraphs[0], env) if paragraphs else ""
-
-
 def translate_gallery_cards(app, doctree, docname):
     """Give each gallery card (raw HTML, out of the catalogs' reach) its example page's title, summary
     (sphinx-gallery's tooltip shows raw TeX) and first figure's alt text, in every language."""
@@ -68,11 +60,11 @@ def translate_gallery_cards(app, doctree, docname):
             match = THUMB_IMAGE.search(node["uri"])
             name = match and f"auto_examples/{match['name']}"
             if name in app.env.titles:
-                _fill(card, THUMB_TOOLTIP, _gallery_summary(app.env, name))
-                figures = app.env.get_doctree(name).findall(nodes.image)
-                first = next((f for f in figures if f"sphx_glr_{match['name']}_" in f.get("uri", "")), None)
-                if first is not None:
-                    node["alt"] = first.get("alt", "")
+                page = app.env.get_doctree(name)
+                summary = next((c for c in next(page.findall(nodes.section)) if isinstance(c, nodes.paragraph)), None)
+                _fill(card, THUMB_TOOLTIP, plain_text(summary, app.env) if summary is not None else "")
+                figures = (f for f in page.findall(nodes.image) if f"sphx_glr_{match['name']}_" in f.get("uri", ""))
+                node["alt"] = next(figures, node).get("alt", "")
         elif isinstance(node, nodes.raw) and "sphx-glr-thumbnail-title" in node.astext() and name in app.env.titles:
             _fill(node, THUMB_TITLE, app.env.titles[name].astext())
             card = name = None
