@@ -25,10 +25,9 @@ def name_toggles(app, pagename, templatename, context, doctree):
         for summary in soup.select("li > details > summary"):
             link = summary.parent.find_previous_sibling("a")
             if not summary.get_text(strip=True):
-                label = soup.new_tag("span", attrs={"class": "visually-hidden"})
                 title = link.get_text(" ", strip=True) if link is not None else ""
-                label.string = _("Show or hide the pages under “{title}”").format(title=title)
-                summary.append(label)
+                label = _("Show or hide the pages under “{title}”").format(title=title)
+                summary.append(soup.new_tag("span", attrs={"class": "visually-hidden"}, string=label))
         return str(soup) if isinstance(toc, str) else soup
 
     named.book_named = True
