@@ -12,8 +12,6 @@ from attn.plot import EXPLORER_MIME
 from book_outputs import require_myst_nb
 from docutils import nodes
 
-TEMPLATE = "attention-explorer.html"
-
 
 class attention_explorer(nodes.General, nodes.Element):  # noqa: N801 (docutils names nodes in lower case)
     """One explorer; ``node["data"]`` is its JSON text (``attn.plot.explore``)."""
@@ -45,7 +43,7 @@ def visit_explorer(self, node):
     """The explorer's HTML, from the template, with a page-unique id for its labels."""
     self.book_explorers = getattr(self, "book_explorers", 0) + 1
     data = json.loads(node["data"])
-    self.body.append(self.builder.templates.render(TEMPLATE, {
+    self.body.append(self.builder.templates.render("attention-explorer.html", {
         "uid": f"attention-explorer-{self.book_explorers}",
         "axes": data["axes"],
         "views": [view["name"] for view in data["views"]],
