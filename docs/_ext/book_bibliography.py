@@ -1,8 +1,7 @@
 """The bibliography's ``book`` styles, so that nothing sphinxcontrib-bibtex writes is an English word.
 
-Entries: ``Bahdanau, D., Cho, K. & Bengio, Y. (2015). Title. Venue. arXiv:1409.0473``;
-citations: ``Vaswani et al. (2017)``, ``(Dao et al., 2022; Child et al., 2019)``, also as
-plain text for the chapters' notebooks (:func:`citation_text`).
+Entries: ``Bahdanau, D., Cho, K. & Bengio, Y. (2015). Title. Venue. arXiv:1409.0473``; citations:
+``Vaswani et al. (2017)``, ``(Dao et al., 2022; Child et al., 2019)``, as text too (:func:`citation_text`).
 """
 
 import functools
@@ -156,4 +155,3 @@ def setup(app):
     sphinxcontrib.bibtex.plugin.register_plugin("sphinxcontrib.bibtex.style.referencing", "book", book_reference_style)
     app.add_post_transform(EntriesAsList)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
-

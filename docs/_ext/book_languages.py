@@ -5,16 +5,14 @@
 
 from pathlib import Path
 
-# Code -> the language's name in that language (the switcher shows it).
-LANGUAGES = {"en": "English", "es": "Español"}
+LANGUAGES = {"en": "English", "es": "Español"}  # code -> the language's name in itself (the switcher shows it)
 SOURCE, TRANSLATION = LANGUAGES  # exactly two: the switcher links each build to the other
 OTHER = {SOURCE: TRANSLATION, TRANSLATION: SOURCE}
 LOCALE = Path(__file__).resolve().parents[2] / "locale"
 
 
 def catalog(lang, name):
-    """``{msgid: msgstr}``: the translated, unfuzzy messages of catalog ``name`` (``api``, ``sphinx``)
-    in ``lang``; ``{}`` for the source language."""
+    """``{msgid: msgstr}`` of ``lang``'s catalog ``name`` (``api``, ``sphinx``), translated and not fuzzy."""
     import polib
 
     path = LOCALE / lang / "LC_MESSAGES" / f"{name}.po"

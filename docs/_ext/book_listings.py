@@ -12,8 +12,7 @@ from sphinx.directives.code import LiteralInclude
 
 
 def docstrings(code):
-    """``(first, last, alone)`` of every docstring of ``code`` by line (1-based); ``alone``: its block's
-    only statement.  ``code`` may be indented (a method cut out of its class)."""
+    """``(first, last, alone)``: each docstring's lines in ``code`` (maybe indented); ``alone``: all its block."""
     try:
         tree = ast.parse(textwrap.dedent(code))
     except SyntaxError:

@@ -9,10 +9,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 EXAMPLES = ROOT / "examples"
 
-# Pages Sphinx writes itself (py-modindex: the API page documents modules).
-GENERATED_PAGES = ("genindex", "search", "py-modindex")
-# The gallery's pages, generated from examples/ into docs/auto_examples.
-GALLERY = "auto_examples"
+GENERATED_PAGES = ("genindex", "search", "py-modindex")  # Sphinx writes them (py-modindex: the API documents modules)
+GALLERY = "auto_examples"  # the gallery's pages, generated from examples/
 
 
 def gallery_scripts():

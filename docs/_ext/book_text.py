@@ -57,12 +57,9 @@ PY_ROLES = {"func", "class", "meth", "mod", "attr", "obj", "data", "exc", "const
 
 
 def resolve_roles(text, ref_title, code="`", cite=None):
-    """MyST's and reST's roles in ``text`` as the words the page shows.
-
-    ``ref_title(target, role)``: what a ``ref`` or ``doc`` without its own text shows;
-    ``cite(role, keys)``: a citation.  Python objects become code (between ``code``
-    marks), formulas ``$…$``; any other role (``term``) its text.
-    """
+    """MyST's and reST's roles in ``text`` as the words the page shows: ``ref_title(target, role)`` for a
+    ``ref`` or ``doc`` without text of its own, ``cite(role, keys)`` for a citation, Python objects as code
+    (between ``code`` marks), formulas as ``$…$``, any other role (``term``) as its text."""
 
     def role(match):
         full, content = match["myst"] or match["rst"], match["text"]
@@ -84,8 +81,7 @@ def resolve_roles(text, ref_title, code="`", cite=None):
 
 
 def ref_titles(env, base=""):
-    """``title(target, role)`` for :func:`resolve_roles`: the target's title in italics; with ``base``
-    (the site's address) a ``ref`` is a Markdown link to its target."""
+    """``ref_title`` for :func:`resolve_roles`: the target's title in italics; with ``base`` (the site), a link."""
     labels = env.domains.standard_domain.labels
     base = base.rstrip("/") + "/" if base else ""
 
