@@ -1,9 +1,7 @@
 """Mathematics written as MathML at build time (``html_math_renderer = "mathml"``): no script typesets a page.
 
-MathJax typesetting a chapter's formulas was most of a phone's work on a page; browsers
-draw MathML themselves.  ``latex2mathml`` converts each formula (one it cannot convert is
-a warning: ``-W`` fails the build); ``_static/book-math.woff2``, STIX Two Math cut down to
-the characters drawn, gives every reader a font with an OpenType MATH table.
+MathJax was most of a phone's work on a page; browsers draw MathML themselves.  ``latex2mathml`` converts
+each formula (a failure warns); ``_static/book-math.woff2``, STIX Two Math cut to the characters drawn, is the font.
 """
 
 import html
@@ -24,12 +22,10 @@ FONT = "book-math.woff2"  # in _static, named by book.css
 NAMED_SPACES = {"thinmathspace": "0.1667em", "mediummathspace": "0.2222em", "thickmathspace": "0.2778em"}
 NAMED_SPACES |= {"negative" + name: "-" + width for name, width in NAMED_SPACES.items()}
 NAMED_SPACE = re.compile(r'width="(%s)"' % "|".join(NAMED_SPACES))
-# \operatorname{softmax} comes out as <mo>softmax</mo>, spaced like "+": a function name
-# is an identifier, as \sin's <mi>sin</mi>; \bmod and operators with limits (\max_i) stay.
+# \operatorname{softmax} comes out as <mo>softmax</mo>, spaced like "+": an identifier, as \sin's (not \bmod, \max_i).
 WORD_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
 OPERATOR_WORDS = {"mod", "max", "min", "lim", "sup", "inf", "argmax", "argmin", "det", "gcd"}
-# latex2mathml puts the limits of \sum_{j}^{T} beside the sign even in a display: \limits
-# puts them under and over it, and movablelimits beside it within a line, as TeX does.
+# latex2mathml puts \sum_{j}^{T}'s limits beside the sign in a display: \limits, then movablelimits, as TeX.
 LIMITS = re.compile(r"(\\(?:sum|prod|max|min|lim|sup|inf))(?![A-Za-z])(?!\s*\\(?:no)?limits)(?=\s*[_^])")
 TOKEN_TEXT = re.compile(r">([^<>]+)<")
 FUNCTION_THEN_ARGUMENT = re.compile(
@@ -37,13 +33,11 @@ FUNCTION_THEN_ARGUMENT = re.compile(
     r"(<mi>[A-Za-z]{2,}</mi>)(?=<(?:mi|mn|msub|msup|msubsup)>)"
 )
 PREFIX_MINUS = re.compile(r"(<mo[^>]*>[(\[{,=]</mo>|<mrow>|<mtd[^>]*>)<mo>−</mo>")
-# The Spanish decimal comma, 0{,}5 as in TeX, which latex2mathml splits into three tokens:
-# one <mn>, as 0.5 is.  The semicolon between such numbers (1;\ 0{,}1) is punctuation.
+# The Spanish decimal comma, 0{,}5, is one <mn> (latex2mathml: three tokens); 1;\ 0{,}1's semicolon, punctuation.
 DECIMAL_COMMA = re.compile(r"<mn>(\d+)</mn><mrow><mo>,</mo></mrow><mn>(\d+)</mn>")
 CHAR_REF = re.compile(r"&#x([0-9A-Fa-f]+);")
 MARKUP = {ord(c) for c in "&<>\"'"}
-# latex2mathml copies TeX's escapes inside \text{num\_heads}, and loses the name in
-# \operatorname{rotate\_half}: such a name goes through as one word (UNDERSCORE).
+# latex2mathml copies TeX's escapes in \text{num\_heads}, loses \operatorname{rotate\_half}'s name (UNDERSCORE).
 TEXT_ARG = re.compile(r"\\(text|textrm)\{([^{}]*)\}")
 TEXT_ESCAPE = re.compile(r"\\([_%&#$])")
 NAME_ARG = re.compile(r"\\(?:operatorname|mathrm)\{([A-Za-z0-9]*(?:\\_[A-Za-z0-9]*)+)\}")
@@ -115,8 +109,7 @@ def visit_math(self, node):
 
 
 def visit_displaymath(self, node):
-    # A formula wider than a phone scrolls sideways (book.css): tabindex lets a keyboard
-    # scroll it, and a focusable box needs a role and a name (axe: scrollable-region-focusable).
+    # A wide formula scrolls sideways (book.css): a keyboard scrolls it with tabindex, named (axe).
     self.body.append(self.starttag(
         node, "div", CLASS="math notranslate nohighlight", tabindex="0", role="group",
         **{"aria-label": _("Equation")},

@@ -22,12 +22,9 @@ from sphinx.util.texescape import escape
 
 
 def builder_inited(app):
-    """The PDF's contents titled "Contents" (LaTeX's default: the first part's caption); the EPUB
-    with Sphinx's epub theme alone, a fresh ``_static``, its table of contents in the book's language.
-
-    ``docs/_templates`` import the web theme's macros (``templates_path`` is one setting
-    for every builder); the web pages' hooks add files to ``_static`` after the EPUB packed
-    it; Sphinx titles nav.xhtml and content.opf in English.
+    """The PDF's contents titled "Contents" (LaTeX's default: the first part's caption); the EPUB with its
+    table of contents in the book's language (Sphinx's is English), a fresh ``_static`` (the web pages' hooks
+    add files after it is packed), and without ``docs/_templates``, which import the web theme's macros.
     """
     if app.builder.name == "latex":
         app.builder.get_contentsname = lambda indexfile: ""
@@ -50,8 +47,7 @@ def epub_static_before_packing(app, builder):
 def mark_parts(app, doctree):
     """In the PDF, a ``\\part*`` (listed in the contents) before each captioned toctree of the root document.
 
-    The LaTeX builder inlines the toctrees' documents as chapters and drops their
-    captions.  The unnumbered toctree (the reference part) opens the appendices.
+    The LaTeX builder drops the captions.  The unnumbered toctree (the reference part) opens the appendices.
     """
     if app.builder.name != "latex" or app.env.docname != app.config.root_doc:
         return
@@ -69,15 +65,14 @@ def mark_parts(app, doctree):
 class OpenSolutions(SphinxPostTransform):
     """Each folded solution (a sphinx-design dropdown) as a titled admonition; in the EPUB, folded cells open.
 
-    Paper cannot unfold anything, and some e-readers hide a ``<details>``'s content for
-    good.  Before sphinx-design's and myst-nb's HTML transforms (199).
+    Paper cannot unfold, some e-readers never show a ``<details>``.  Before sphinx-design's and myst-nb's (199).
     """
 
     default_priority = 150
     builders = ("latex", "epub")
 
     def run(self, **kwargs):
-        for node in list(self.document.findall(lambda n: isinstance(n, nodes.Element) and n.get("design_component") == "dropdown")):
+        for node in [n for n in self.document.findall(nodes.Element) if n.get("design_component") == "dropdown"]:
             children = list(node.children)
             title = nodes.title()
             if node.get("has_title") and children:
@@ -94,12 +89,10 @@ DVISVGM_PAGE = re.compile(r"processing page (\d+)|depth=(-?[\d.]+)pt|output writ
 
 
 def epub_math_in_one_run(app, builder):
-    """Draw every formula of the EPUB with one LaTeX run and one dvisvgm run, as imgmath would.
+    """Draw every formula of the EPUB with one LaTeX run and one dvisvgm run (imgmath: both per formula, minutes).
 
-    imgmath runs both once per formula, about 750 per language (minutes per EPUB).  Each
-    formula, wrapped as imgmath wraps it, is a page of one document; each page's SVG (and
-    depth) is stored under imgmath's name for it, so imgmath finds it drawn.  On any
-    failure imgmath draws them one by one and reports the culprit.
+    Each formula, wrapped as imgmath does, is a page; each page's SVG and depth are stored under imgmath's name
+    for it, so imgmath finds it drawn.  On any failure imgmath draws them one by one and reports the culprit.
     """
     if builder.name != "epub" or getattr(builder, "math_renderer_name", None) != "imgmath":
         return
@@ -152,8 +145,7 @@ def epub_math_in_one_run(app, builder):
 
 
 def setup(app):
-    # The EPUB's mathematics as images (imgmath, conf.py): many e-readers draw no MathML.
-    # Sphinx looks up `<builder>_math_renderer` before `html_math_renderer`.
+    # The EPUB's formulas as images (many e-readers draw no MathML): Sphinx reads `<builder>_math_renderer` first.
     app.add_config_value("epub_math_renderer", None, "env", str)
     app.setup_extension("sphinx.ext.imgmath")
     app.connect("builder-inited", builder_inited)
