@@ -26,8 +26,7 @@ def gallery_scraper(block, block_vars, gallery_conf, **kwargs):
     if figures != len(alts):
         raise ValueError(
             f"{block_vars.get('src_file', 'a gallery script')}, block at line {block.lineno}: "
-            f"{figures} figure(s) but {len(alts)} '# sphinx_gallery_alt = \"...\"' comment(s); "
-            "give each figure one, in order"
+            f"{figures} figure(s) but {len(alts)} '# sphinx_gallery_alt = \"...\"' comment(s): one per figure, in order"
         )
     alts = iter(alts)
     rst = re.sub(r"(?m)^([ \t]*):alt:.*$", lambda m: f"{m[1]}:alt: {next(alts)}", rst)

@@ -1,8 +1,7 @@
 """Attention explorers: the web pages' interactive heatmaps (issue 20).
 
-``attn.plot.explore(...)`` outputs the explorer's data (``EXPLORER_MIME``) and a PNG: the HTML builders
-draw the data (``_templates/attention-explorer.html``, ``_static/explorer.js``), the others keep the PNG.
-myst-nb reads renderers from entry points (an installed package's): this adds one to its cached list.
+``attn.plot.explore(...)`` outputs the explorer's data and a PNG: the HTML builders draw the data, the
+others keep the PNG.  myst-nb reads renderers from installed packages' entry points: this adds one to its list.
 """
 
 import json

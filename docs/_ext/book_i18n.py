@@ -96,8 +96,7 @@ def _translations_js(app, exception):
 
 # Words of a docstring's types that are references to nowhere; a TYPE_NOUN only before "of" ("list of str").
 TYPE_WORDS, TYPE_NOUNS, FIELD_NAMES = ("optional", "sequence"), ("list",), ("Type",)
-# (before, word, after) of the " or " and " of " Sphinx puts between type references.
-DELIMITER = re.compile(r"^(\s*,?\s*)(or|of)(\s*)$")
+DELIMITER = re.compile(r"^(\s*,?\s*)(or|of)(\s*)$")  # (before, word, after): the " or "/" of " between types
 DELIMITER_NODES = (nodes.Text, addnodes.literal_emphasis, nodes.emphasis)
 
 

@@ -1,7 +1,6 @@
 """The package's code as the chapters show it: ``literalinclude`` without the docstrings of a ``.py``.
 
-Why: they are English prose amid a Spanish page's paragraphs and make a forward pass longer than
-a screen; the API page carries them.
+Why: English prose amid a Spanish page's paragraphs, and a forward pass longer than a screen; the API has them.
 """
 
 import ast

@@ -9,8 +9,7 @@ import myst_nb.core.render
 from myst_nb.core.utils import coalesce_streams as myst_nb_coalesce_streams
 from sphinx.errors import ExtensionError
 
-# The myst-nb releases on which the private names patched here and in book_explorer were checked.
-MYST_NB_CHECKED = ("1.4.",)
+MYST_NB_CHECKED = ("1.4.",)  # the myst-nb releases the private names patched here and in book_explorer were checked on
 
 
 def require_myst_nb(extension, private_name):

@@ -31,6 +31,5 @@ def continue_numbers(app, env):
 
 
 def setup(app):
-    # after Sphinx's own numbering, whose collector listens at the default priority (500)
-    app.connect("env-get-updated", continue_numbers, priority=900)
+    app.connect("env-get-updated", continue_numbers, priority=900)  # after Sphinx's numbering (its collector: 500)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
