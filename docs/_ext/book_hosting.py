@@ -25,10 +25,8 @@ def _layout(config):
     url = re.fullmatch(rf"(\w+://[^/]+/(?:.*/)?){config.language}/([^/]+/)?", config.html_baseurl.rstrip("/") + "/")
     if url:
         return url[1], url[2] or ""
-    raise ConfigError(
-        f"html_baseurl {config.html_baseurl!r} must end in /{config.language}/ or /{config.language}/<version>/ "
-        "(the language of this build)"
-    )
+    raise ConfigError(f"html_baseurl {config.html_baseurl!r} must end in /{config.language}/ or "
+                      f"/{config.language}/<version>/ (the language of this build)")
 
 
 def sitemap_settings(app, config):

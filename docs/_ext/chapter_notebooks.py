@@ -76,11 +76,8 @@ class Converter:
             if tok.type in ("paragraph_open", "dt_open", "heading_open") and tokens[i + 1].type == "inline":
                 a, b = tok.map
                 content = tokens[i + 1].content
-                if tok.type == "heading_open":
-                    new = _prefix(lines[a], "") + "#" * int(tok.tag[1]) + " " + self.text(content)
-                else:
-                    new = _prefix(lines[a], content) + self.text(content)
-                edits.append((a, b, [new]))
+                heading = "#" * int(tok.tag[1]) + " " if tok.type == "heading_open" else ""
+                edits.append((a, b, [_prefix(lines[a], "" if heading else content) + heading + self.text(content)]))
                 i += 1
             elif tok.type == "tr_open":
                 a = tok.map[0]
@@ -167,9 +164,8 @@ def build_notebook(executed, converter, intro, number=None):
             hidden = {key: True for key, names in HIDDEN.items() if set(names) & set(tags)}
             if hidden:
                 metadata["jupyter"] = hidden
-            cells.append(v4.new_code_cell(
-                cell.source, execution_count=cell.get("execution_count"), outputs=outputs, metadata=metadata
-            ))
+            cells.append(v4.new_code_cell(cell.source, execution_count=cell.get("execution_count"), outputs=outputs,
+                                          metadata=metadata))
     for i, cell in enumerate(cells):
         cell["id"] = f"cell-{i:03d}"
     nb = v4.new_notebook(cells=cells, metadata={

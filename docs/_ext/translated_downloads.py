@@ -78,10 +78,7 @@ def translate_script(source, catalog, missing, ref_title):
 
 
 def write_download(path, text):
-    """Write the download ``path``, and its twin ``<name>.js`` for ``_static/book-downloads.js``.
-
-    From ``file://`` browsers ignore a link's ``download``; the twin hands a script the file's text.
-    """
+    """Write ``path`` and its twin ``<path>.js`` for ``book-downloads.js`` (``file://`` pages ignore ``download``)."""
     Path(path).write_text(text, encoding="utf-8")
     Path(f"{path}.js").write_text(f"bookDownload({json.dumps(text)});\n", encoding="utf-8")
 
