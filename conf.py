@@ -64,8 +64,7 @@ extensions = [
     "book_fonts",  # docs/_ext: the theme's icon font cut down to the icons used
     "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
     "book_listings",  # docs/_ext: the package's code shown without its docstrings
-    "book_outputs",  # docs/_ext: printed output joined as the code printed it
-    "book_explorer",  # docs/_ext: attn.plot.explore's interactive heatmaps on the web pages
+    "book_outputs",  # docs/_ext: printed output as the code printed it, attn.plot.explore's heatmaps explorable
     "translated_downloads",  # docs/_ext: the gallery's downloads with translated text blocks
     "chapter_notebooks",  # docs/_ext: each chapter as a notebook in the page's language, and an archive
     "book_print",  # docs/_ext/book_print.py: the PDF and the EPUB (make pdf, make epub)

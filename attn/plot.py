@@ -200,7 +200,7 @@ def heatmap_grid(weights, x_labels=None, y_labels=None, *, ncols=4, titles=None,
 
 # -- the explorer ------------------------------------------------------------------------
 
-#: The MIME type of an explorer's data in a notebook output (``docs/_ext/book_explorer.py``).
+#: The MIME type of an explorer's data in a notebook output (``docs/_ext/book_outputs.py``).
 EXPLORER_MIME = "application/vnd.attn.explorer+json"
 # The leading axes an explorer selects from, and the static figure's panel title of an entry.
 EXPLORER_AXES = {"layer": "$\\ell={}$", "head": "$\\mathrm{{head}}_{{{}}}$", "scale": "{}", "formula": "{}"}

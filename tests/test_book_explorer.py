@@ -1,11 +1,11 @@
-"""Which form of an explorer each builder keeps (docs/_ext/book_explorer.py), without building the book."""
+"""Which form of an explorer each builder keeps (docs/_ext/book_outputs.py), without building the book."""
 
 import json
 from types import SimpleNamespace
 
 import pytest
 import torch
-from book_explorer import ExplorerRenderer, attention_explorer, register_renderer
+from book_outputs import ExplorerRenderer, attention_explorer, patch_myst_nb
 from myst_nb.core.render import MimeData, get_mime_priority, load_mime_renders
 
 from attn.plot import EXPLORER_MIME, explore
@@ -13,8 +13,8 @@ from attn.plot import EXPLORER_MIME, explore
 
 @pytest.fixture(scope="module", autouse=True)
 def registered():
-    register_renderer(None, None)
-    register_renderer(None, None)  # twice, as a second build in one process does: listed once
+    patch_myst_nb(None, None)
+    patch_myst_nb(None, None)  # twice, as a second build in one process does: listed once
     assert load_mime_renders().count(ExplorerRenderer) == 1
 
 
@@ -48,4 +48,4 @@ def test_a_myst_nb_not_checked_stops_the_build(monkeypatch):
 
     monkeypatch.setattr(myst_nb, "__version__", "2.0.0")
     with pytest.raises(ExtensionError, match="myst-nb 2.0.0"):
-        register_renderer(SimpleNamespace(), None)
+        patch_myst_nb(SimpleNamespace(), None)

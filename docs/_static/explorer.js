@@ -1,6 +1,6 @@
 /* Attention explorers: the interactive heatmaps of the book's pages.
  *
- * docs/_ext/book_explorer.py writes each one (docs/_templates/attention-explorer.html)
+ * docs/_ext/book_outputs.py writes each one (docs/_templates/attention-explorer.html)
  * with its data inline as JSON, from attn.plot.explore: the tokens, the leading axes
  * (layer, head), one or two views (the weights, the scores), each a flat list of
  * integers (value * 10^digits, null where masked) and the ends of its colour scale,

@@ -1,7 +1,7 @@
 """The attention explorers (issue 20) in Chromium, offline, in both languages.
 
 A cell that ends with ``attn.plot.explore(...)`` shows an explorer on the web page
-(``docs/_ext/book_explorer.py``, ``_static/explorer.js``).  Its contract, which these
+(``docs/_ext/book_outputs.py``, ``_static/explorer.js``).  Its contract, which these
 tests check on every explorer of the book:
 
 - it is an element with ``data-attention-explorer``; inside it, one focusable

@@ -86,7 +86,7 @@ def code_cells(nb):
 def page_cells(doc):
     """The code cells of a built page: ``(source, outputs)``, outputs as ``("text", str)`` or ``("image",)``.
 
-    An attention explorer is an image: the notebook has its static heatmap (docs/_ext/book_explorer.py).
+    An attention explorer is an image: the notebook has its static heatmap (docs/_ext/book_outputs.py).
     """
     cells = []
     for cell in doc.select("div.cell"):

@@ -119,7 +119,7 @@ def html_figures(site, lang, page):
     """The figures a built HTML page shows in its article, thumbnails of the gallery apart.
 
     An attention explorer counts as one: the PDF and the EPUB print its static heatmap
-    (docs/_ext/book_explorer.py).
+    (docs/_ext/book_outputs.py).
     """
     doc = page_soup(site, lang, page)
     article = doc.select_one("article") or doc
