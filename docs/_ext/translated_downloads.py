@@ -16,6 +16,7 @@ from pathlib import Path
 from sphinx_gallery.notebook import jupyter_notebook
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
+from book_alt import ALT_COMMENT
 from book_languages import SOURCE, catalog
 from book_text import ref_titles, resolve_roles
 
@@ -55,7 +56,7 @@ def translate_text(text, catalog, width, missing, ref_title):
 
 
 def translate_script(source, catalog, missing, ref_title):
-    """The gallery script ``source`` with its text blocks translated (``catalog``) and roles resolved."""
+    """The gallery script ``source`` with its text blocks and alt texts translated (``catalog``), roles resolved."""
     lines, module = source.split("\n"), ast.parse(source)
     out, i = [], 0
     if (docstring := ast.get_docstring(module, clean=False)) is not None:
@@ -64,6 +65,9 @@ def translate_script(source, catalog, missing, ref_title):
         out.append('"""\n' + (text if raw else text.replace("\\", "\\\\")) + '\n"""')
         i = module.body[0].end_lineno
     while i < len(lines):
+        if alt := ALT_COMMENT.match(lines[i]):  # a figure's alt text, as its page gives it
+            text = lookup(catalog, ast.literal_eval(alt[1]), missing)
+            lines[i] = lines[i][: alt.start(1)] + json.dumps(text, ensure_ascii=False) + lines[i][alt.end(1):]
         out.append(lines[i])
         i += 1
         if CELL.match(lines[i - 1]):

@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+from book_alt import ALT_COMMENT  # noqa: E402
 from book_languages import catalog  # noqa: E402
 from book_text import ROLE  # noqa: E402
 from translated_downloads import translate_script  # noqa: E402
@@ -39,6 +40,8 @@ def test_spanish_download_is_translated(script):
     title = ast.get_docstring(ast.parse(source)).splitlines()[0]
     assert ast.get_docstring(ast.parse(spanish)).splitlines()[0] == messages[title]
     assert not ROLE.search(spanish), f"{script.name}: a role left: {ROLE.search(spanish)[0]}"
+    alts = [ast.literal_eval(v) for v in ALT_COMMENT.findall(source)]
+    assert [ast.literal_eval(v) for v in ALT_COMMENT.findall(spanish)] == [messages[a] for a in alts]
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
@@ -54,9 +57,11 @@ def test_english_download_has_no_markup(script):
 def test_translate_script_keeps_what_has_no_translation():
     # The check itself must be able to fail: a paragraph missing from the catalog
     # is reported and left as it is.
-    source = '"""\nTitle\n=====\n\nOne paragraph.\n"""\n\n# %%\n# Another one, :ref:`ch-02`.\nx = 1  # (1,)\n'
+    source = ('"""\nTitle\n=====\n\nOne paragraph.\n"""\n\n# %%\n# Another one, :ref:`ch-02`.\nx = 1  # (1,)\n'
+              '# sphinx_gallery_alt = "A \\"plot\\""\n# sphinx_gallery_alt = "Bars"\n')
     missing = []
-    out = translate_script(source, {"Title": "Título largo", "One paragraph.": "Un :class:`attn.A`."}, missing,
-                           lambda target, role: f"*T {target}*")
-    assert missing == ["Another one, :ref:`ch-02`."]
-    assert out == '"""\nTítulo largo\n============\n\nUn ``attn.A``.\n"""\n\n# %%\n# Another one, *T ch-02*.\nx = 1  # (1,)\n'
+    out = translate_script(source, {"Title": "Título largo", "One paragraph.": "Un :class:`attn.A`.",
+                                    'A "plot"': 'Un «gráfico» \\ "x"'}, missing, lambda target, role: f"*T {target}*")
+    assert missing == ["Another one, :ref:`ch-02`.", "Bars"]
+    assert out == ('"""\nTítulo largo\n============\n\nUn ``attn.A``.\n"""\n\n# %%\n# Another one, *T ch-02*.\nx = 1  # (1,)\n'
+                   '# sphinx_gallery_alt = "Un «gráfico» \\\\ \\"x\\""\n# sphinx_gallery_alt = "Bars"\n')
