@@ -239,7 +239,8 @@ def test_numbers_follow_the_spanish_rules():
 # softmax, dropout, Transformer (locale/README.md, «Terms and foreign words»).
 FOREIGN = re.compile(
     r"(?<![\w-])(kernels?|prompts?|one-hot|strides?|logits|broadcasting|feed-forward|pre-norm|post-norm"
-    r"|prefill|hardware|teacher forcing)(?![\w-])",
+    r"|prefill|hardware|teacher forcing"
+    r"|floats?)(?![\w-])",  # Python's type: ``float`` in code font (float32 is a dtype, written plainly)
     re.I,
 )
 # Spans where a word is not used in the prose: code, math, roles, «quotes», *italics*.
@@ -264,6 +265,8 @@ def test_plain_foreign_words_are_found():
     assert not plain_foreign_words("El ***prefill*** lee; el *hardware*; *teacher forcing*")
     assert not plain_foreign_words(
         "un *kernel* fusionado, el *prompt*, `stride`, «one-hot», :func:`kernel`, $\\text{kernel}$")
+    assert plain_foreign_words("desborda un float de 32 bits; un float en ``[0, 1]``") == ["float", "float"]
+    assert not plain_foreign_words("un ``float`` en ``[0, 1]``, en float32 y float64")
 
 
 def test_foreign_words_are_in_italics():
@@ -274,7 +277,31 @@ def test_foreign_words_are_in_italics():
         if e.msgstr != e.msgid
         for w in plain_foreign_words(e.msgstr)
     ]
-    assert not found, "English words in Spanish prose go in italics (*kernel*):\n" + "\n".join(found)
+    assert not found, "English words in Spanish prose go in italics (*kernel*), names of code in code font (``float``):\n" + "\n".join(found)
+
+
+# -- compounds ------------------------------------------------------------------------
+
+# English joins two nouns with an en dash («encoder–decoder»); Spanish with a hyphen (RAE,
+# *Ortografía* 2010: «relación calidad-precio», «codificador-decodificador»).  A range of
+# numbers (15–19, ``01``–``28``) is not a compound.  «…» counts: a quoted name is Spanish too.
+DASH_COMPOUND = re.compile(r"[^\W\d_]–[^\W\d_]")
+
+
+def dash_slips(text):
+    prose = "".join(part for kind, part in segments(text) if kind == "prose")
+    return DASH_COMPOUND.findall(prose)
+
+
+def test_dash_slips_are_found():
+    assert dash_slips("un codificador–decodificador diminuto, «atención codificador–decodificador»") == [
+        "r–d", "r–d"]
+    assert not dash_slips("un codificador-decodificador; de 15–19 a 3–7; días ``01``–``28``; $i–j$")
+
+
+def test_compounds_take_a_hyphen():
+    found = [f"{name}: {slip!r} in {e.msgstr[:70]!r}" for name, e in messages() for slip in dash_slips(e.msgstr)]
+    assert not found, "two words are joined by a hyphen in Spanish (codificador-decodificador):\n" + "\n".join(found)
 
 
 # -- register and quotation marks --------------------------------------------------------
