@@ -328,6 +328,18 @@ def test_listings_show_code_without_docstrings(site_dir, chapter):
     assert not left, f"listings with a docstring: {left}"
 
 
+def test_listings_fit_on_one_screen(site_dir):
+    # The built listings, as a reader sees them; tests/i18n/test_code_comments.py holds the
+    # sources to the same 45 lines (SCREEN there) without a build.
+    long = {
+        f"{chapter}: {text.split(chr(10), 1)[0]}": n
+        for chapter in CHAPTERS
+        for text in listings(page_soup(site_dir, "en", chapter))
+        if (n := len(text.strip("\n").split("\n"))) > 45
+    }
+    assert not long, f"listings longer than a screen: {long}"
+
+
 def test_every_listing_is_found(site_dir):
     # Guards the selector: chapters 2 to 15 show about 30 listings between them.
     found = sum(len(listings(page_soup(site_dir, "en", c))) for c in CHAPTERS)
