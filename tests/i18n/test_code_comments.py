@@ -507,7 +507,7 @@ def test_figure_labels_are_neutral():
 
 # -- what a page shows fits on one screen --------------------------------------------------
 
-SCREEN = 45  # lines: a cell, a listed function or class (README, «How the code should read»)
+SCREEN = 45  # lines: what a page shows of a cell or a listed function or class fits on one screen
 
 
 def shown_lengths(docs=DOCS, root=ROOT):
