@@ -15,6 +15,8 @@ sources (see ``site_pages.py``), both languages:
   Docs serves it, with the browser's cache off);
 - on a phone wide code and equations show that they scroll, in dark mode
   figures keep their colours, and printed code is wrapped, not cut;
+- the first frame drawn is already in the reader's colour scheme, and nothing
+  fades to it;
 - the switcher also works laid out as Read the Docs serves the book
   (``/en/latest/``, ``/es/latest/``), built with that ``html_baseurl``;
 - each page's internal links and anchors resolve (checked statically);
@@ -824,14 +826,9 @@ JS_STICKING_OUT = """() => {
 
 
 def _ready(page):
-    """Fonts loaded and no transition under way: the theme fades colours in for 0.15 s (``.btn``)
-    when it sets the colour scheme after the first paint, and axe measuring mid-fade reads a
-    contrast the page never keeps."""
-    page.evaluate(
-        "() => document.fonts.ready.then(() => Promise.race([new Promise(done => setTimeout(done, 2000)),"
-        " Promise.all(document.getAnimations().filter(a => a.effect && a.effect.getTiming().iterations !== Infinity)"
-        ".map(a => a.finished.catch(() => null)))]))"
-    )
+    """Fonts loaded: widths and colours measured are those the page keeps.  (Nothing fades in
+    after "load": test_first_paint_has_the_colour_scheme.)"""
+    page.evaluate("() => document.fonts.ready.then(() => 1)")
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -943,6 +940,51 @@ def test_theme_follows_the_system(server, browser, lang):
         finally:
             ctx.close()
         assert theme == scheme, f"{lang}: a {scheme} system gets html[data-theme={theme!r}]"
+
+
+# Each frame the page draws up to its "load" event: html[data-theme] and the CSS transitions
+# running.  Recorded from the document's creation, before any script of the page runs.
+JS_FRAMES = """(() => {
+  const frames = window.__frames = [];
+  const note = (when) => frames.push({
+    when, theme: document.documentElement.dataset.theme,
+    fading: [...new Set(document.getAnimations().filter((a) => a instanceof CSSTransition)
+      .map((a) => `${a.effect.target.tagName.toLowerCase()}.${a.effect.target.classList[0] || ""} ${a.transitionProperty}`))],
+  });
+  const frame = () => { note("frame"); if (document.readyState !== "complete") requestAnimationFrame(frame); };
+  requestAnimationFrame(frame);
+  document.addEventListener("DOMContentLoaded", () => setTimeout(() => note("DOMContentLoaded")));
+  window.addEventListener("load", () => note("load"));
+})()"""
+
+
+@pytest.mark.parametrize("system, stored, expected", [
+    ("dark", None, "dark"),
+    ("light", None, "light"),
+    ("dark", ("auto", "light"), "dark"),  # the system turned dark since the last visit
+    ("dark", ("light", "light"), "light"),  # the reader's choice wins
+])
+@pytest.mark.parametrize("lang", LANGS)
+def test_first_paint_has_the_colour_scheme(server, browser, lang, system, stored, expected):
+    # The theme resolves "auto" at DOMContentLoaded, after the first paint: on a first visit
+    # the page showed the light colours of "auto", then faded its buttons to the scheme for
+    # 0.15 s.  The head's script (layout.html) sets the scheme before anything is drawn.
+    ctx = _new_context(browser, color_scheme=system)
+    if stored:
+        ctx.add_init_script(f"localStorage.setItem('mode', '{stored[0]}'); localStorage.setItem('theme', '{stored[1]}');")
+    ctx.add_init_script(JS_FRAMES)
+    try:
+        page = ctx.new_page()
+        page.goto(f"{server}/{lang}/{CHAPTERS[0]}.html", wait_until="load")
+        frames = page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done(window.__frames)))")
+    finally:
+        ctx.close()
+    assert [f["when"] for f in frames].count("frame") >= 1, f"{lang}: no frame recorded: {frames}"
+    wrong = [f for f in frames if f["theme"] != expected or f["fading"]]
+    assert not wrong, (
+        f"{lang}, {system} system, stored {stored}: frames not in the {expected} scheme or fading "
+        f"({len(wrong)} of {len(frames)}): {wrong[:3]}"
+    )
 
 
 def _figure_page():
