@@ -28,9 +28,9 @@ d, T = 64, 64
 rope = attn.RotaryEmbedding(d, max_len=T)
 q, k = torch.randn(d), torch.randn(d)
 S = rope(q.expand(T, d)) @ rope(k.expand(T, d)).T  # (T, d) @ (d, T) -> (T, T)
-spread = max((S.diagonal(o).max() - S.diagonal(o).min()).item() for o in range(-T + 1, T))
+spread = max((S.diagonal(o).max() - S.diagonal(o).min()).item() for o in range(-T + 1, T))  # max_o (max - min)(diagonal(S, o))
 print(f"S[3, 0] = {S[3, 0].item():+.4f}   S[60, 57] = {S[60, 57].item():+.4f}")
-print(f"largest spread along a diagonal: {spread:.1e}")
+print(f"{spread=:.1e}")
 
 # %%
 # The same matrix as an image
@@ -54,7 +54,7 @@ _ = fig.colorbar(im, ax=ax)
 # come from the bias alone: the steep head 0 looks at the last few tokens, the gentle
 # head 7 almost uniformly at all of them.
 H, T = 8, 12
-print("slopes:", AF.alibi_slopes(H).tolist())
+print(f"alibi_slopes({H}):", AF.alibi_slopes(H).tolist())
 w = AF.attention_weights(torch.zeros(H, T, 1), torch.zeros(H, T, 1), AF.alibi_bias(H, T),
                          is_causal=True)  # (H, T, T)
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.9), facecolor="white")

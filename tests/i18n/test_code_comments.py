@@ -383,35 +383,54 @@ def test_a_prose_comment_in_a_page_cell_is_found(tmp_path):
 
 # -- what the figures and the printed labels say ---------------------------------------
 
-# Printed lines of chapters 14 and 15 that still pair two English words (column
-# headers, labels). They are known: re-executing those chapters' training cells is left
-# for a later pass. The list can only shrink: an entry that is no longer printed fails.
-KNOWN_PRINTED_PAIRS = {
-    ("docs/chapters/14_grouped_query_attention.md", "loss accuracy"),
-    ("docs/chapters/15_positions_today.md", "spread along"),
-    ("docs/chapters/15_positions_today.md", "along diagonals"),
-    ("examples/plot_15_rope_alibi.py", "largest spread"),
-    ("examples/plot_15_rope_alibi.py", "spread along"),
-}
+def english_printed_phrases(docs=DOCS, examples=EXAMPLES, root=ROOT):
+    """``where: text (pair)`` of every printed label that pairs two English words.
+
+    Stricter than «a sentence»: two English words in a row (``alignment accuracy:``,
+    ``numbers per token``) are a phrase the Spanish page shows untranslated; a label is
+    a name, a symbol or a formula (``alignment_accuracy =``, ``ms_decode / ms_prefill =``).
+    Column headers made of the code's own names (``layer head``) are names, not a phrase.
+    """
+    return [
+        f"{where}: {text!r} ({pair!r})"
+        for where, text, names in printed_with_names(docs, examples, root)
+        for pair in word_pairs(text)
+        if not set(pair.split()) <= names
+    ]
 
 
 def test_printed_labels_are_not_english_phrases():
-    # Stricter than «a sentence»: two English words in a row (``alignment accuracy:``,
-    # ``numbers per token``) are a phrase the Spanish page shows untranslated; a label is
-    # a name, a symbol or a formula (``alignment_accuracy =``, ``ms_decode / ms_prefill =``).
-    # Column headers made of the code's own names (``layer head``) are names, not a phrase.
-    found, seen = [], set()
-    for where, text, names in printed_with_names():
-        path = where.rsplit(":", 1)[0]
-        for pair in word_pairs(text):
-            if set(pair.split()) <= names:
-                continue
-            if (path, pair) in KNOWN_PRINTED_PAIRS:
-                seen.add((path, pair))
-            else:
-                found.append(f"{where}: {text!r} ({pair!r})")
+    found = english_printed_phrases()
     assert not found, "printed labels that are English phrases (write names, symbols, formulas):\n" + "\n".join(found)
-    assert seen == KNOWN_PRINTED_PAIRS, f"fixed, remove from KNOWN_PRINTED_PAIRS: {KNOWN_PRINTED_PAIRS - seen}"
+
+
+def test_a_printed_phrase_in_a_page_cell_is_found(tmp_path):
+    # End to end on a small tree, with the labels chapters 14 and 15 printed until they
+    # became expressions: a phrase is found in a page cell and in a gallery block; a
+    # header of the cell's own names and an expression label are not.
+    page = tmp_path / "docs" / "chapters" / "page.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        "# Page\n\n```{code-cell} ipython3\nfor loss, accuracy in [(1.0, 0.5)]:\n"
+        "    print(f\"{'loss':>6s} {'accuracy':>8s}\")\n"
+        "    print(f\"spread along diagonals, RoPE: {loss:.1e}\")\n"
+        "    print(f\"{loss=:.3f} {accuracy=:.3f}\")\n```\n",
+        encoding="utf-8",
+    )
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    (examples / "plot_x.py").write_text(
+        '"""\nTitle\n=====\n\nSummary.\n"""\n\n# %%\n# Text.\nspread = 0.0\n'
+        'print(f"largest spread along a diagonal: {spread:.1e}")\nprint(f"{spread=:.1e}")\n',
+        encoding="utf-8",
+    )
+    found = english_printed_phrases(tmp_path / "docs", examples, tmp_path)
+    assert found == [
+        "docs/chapters/page.md:6: 'spread along diagonals, RoPE:  .1e' ('spread along')",
+        "docs/chapters/page.md:6: 'spread along diagonals, RoPE:  .1e' ('along diagonals')",
+        "examples/plot_x.py:11: 'largest spread along a diagonal:  .1e' ('largest spread')",
+        "examples/plot_x.py:11: 'largest spread along a diagonal:  .1e' ('spread along')",
+    ], found
 
 
 def code_names(code):
