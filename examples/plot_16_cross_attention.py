@@ -7,7 +7,7 @@ A tiny encoder–decoder (:mod:`attn.seq2seq`) learns to rewrite a date written
 :class:`attn.CrossAttention`: the queries come from the date being written, the keys and
 values from the date being read. After training, each output digit looks at the source
 digit it copies. Companion of :ref:`ch-16`, which trains the same model with the same
-seed and measures the alignment on held-out dates.
+seed and measures the alignment on 1000 test dates.
 """
 
 # %%
@@ -26,8 +26,8 @@ losses = seq2seq.train(model, steps=400, seed=0)
 print(f"loss: {losses[0]:.3f} -> {losses[-1]:.4f}")
 
 # %%
-# Alignment on held-out dates
-# ---------------------------
+# Alignment on test dates
+# -----------------------
 # The share of output digits whose largest cross-attention weight falls on the source
 # digit they copy, over 1000 dates drawn with another seed.
 src, tgt = seq2seq.date_batch(1000, torch.Generator().manual_seed(1234))
