@@ -339,3 +339,32 @@ def test_the_pages_say_tu():
 def test_quotes_are_spanish():
     found = [f"{name}: {e.msgstr[:90]!r}" for name, e in messages() if quote_slips(e.msgstr)]
     assert not found, "quotation marks in Spanish prose are «…» (and “…” inside them):\n" + "\n".join(found)
+
+
+# -- dividir entre ---------------------------------------------------------------------
+
+# The guide writes «dividir entre» (locale/README.md, terms): terminology.csv rejects
+# «divide por», but the slip also comes with words in between («divide ese paso por una
+# estimación»).  «por la mitad» (in half) and «por bloques» (by) are not divisions by a number.
+DIVIDED_BY = re.compile(
+    r"\bdivid(?:e|en|ir|imos|iendo|ida|ido|idas|idos)\s+(?:[^\s.,;:()«»]+\s+){0,4}?por\s+(?!la mitad|bloques?\b)",
+    re.I,
+)
+
+
+def divided_by_slips(text):
+    prose = "".join(part for kind, part in segments(text) if kind == "prose")
+    return [m[0].strip() for m in DIVIDED_BY.finditer(prose)]
+
+
+def test_divided_by_slips_are_found():
+    assert divided_by_slips("Adam divide ese paso por una estimación; divide cada posición por el cociente") == [
+        "divide ese paso por", "divide cada posición por"]
+    assert not divided_by_slips(
+        "Adam divide ese paso entre una estimación; divide la secuencia por la mitad; se divide por bloques; "
+        "divide las claves en bloques, y por eso")
+
+
+def test_division_is_entre():
+    found = [f"{name}: {slip!r} in {e.msgstr[:70]!r}" for name, e in messages() for slip in divided_by_slips(e.msgstr)]
+    assert not found, "Spanish divides «entre» (locale/README.md, «divided by»):\n" + "\n".join(found)
