@@ -368,3 +368,48 @@ def test_divided_by_slips_are_found():
 def test_division_is_entre():
     found = [f"{name}: {slip!r} in {e.msgstr[:70]!r}" for name, e in messages() for slip in divided_by_slips(e.msgstr)]
     assert not found, "Spanish divides «entre» (locale/README.md, «divided by»):\n" + "\n".join(found)
+
+
+# -- a closing parenthesis before the period ----------------------------------------------
+
+# RAE (Ortografía 2010): the period of a sentence goes after the closing parenthesis, even
+# when the parenthesis holds a whole sentence: «(Las líneas `assert` lo comprueban).»  An
+# abbreviation keeps its own period («Vaswani et al.)»), an ellipsis is not a period, and
+# code (``.view(...)``) is not prose.
+PERIOD_IN_PAREN = re.compile(r"(?<!\.)(?<!\bal)(?<!\bej)(?<!\betc)\.\)")
+
+
+def paren_period_slips(text):
+    prose = "".join(part for kind, part in segments(text) if kind == "prose")
+    return [prose[max(0, m.start() - 20):m.end()] for m in PERIOD_IN_PAREN.finditer(prose)]
+
+
+def test_paren_period_slips_are_found():
+    assert len(paren_period_slips(
+        "(Esta combinación es lo que permite repartir una caché.) El capítulo (véase el {ref}`capítulo 14 <ch-14>`.)"
+    )) == 2
+    assert not paren_period_slips(
+        "(Las líneas `assert` lo comprueban). (Vaswani et al.) (p. ej.) (la primera, la tercera...) "
+        "con `.view(...)` y ``explore(...)``")
+
+
+def test_the_period_follows_the_parenthesis():
+    found = [f"{name}: {slip!r}" for name, e in messages() for slip in paren_period_slips(e.msgstr)]
+    assert not found, "the period goes after the closing parenthesis (RAE):\n" + "\n".join(found)
+
+
+# -- the package's attention classes are «el módulo» ---------------------------------------
+
+# A class named ``…Attention`` is a module: «un `GroupedQueryAttention`», «el
+# `MultiHeadAttention`», as the book writes every other time (the attention it computes is
+# «la atención de consultas agrupadas»).  ``KVCache`` is «la caché»: not matched.
+FEMININE_MODULE = re.compile(r"\b(?:[Uu]na|[Ll]a)\s+(?::class:)?``?~?(?:attn\.)?[A-Z]\w*Attention``?")
+
+
+def test_attention_classes_are_masculine():
+    assert FEMININE_MODULE.findall("construye una `GroupedQueryAttention` y la :class:`attn.MultiHeadAttention`")
+    assert not FEMININE_MODULE.search(
+        "construye un `GroupedQueryAttention`, el :class:`attn.MultiHeadAttention`, una :class:`attn.KVCache`, "
+        "la `scaled_dot_product_attention` de PyTorch")
+    found = [f"{name}: {m[0]!r}" for name, e in messages() for m in FEMININE_MODULE.finditer(e.msgstr)]
+    assert not found, "a class of the package is «el módulo»: un `GroupedQueryAttention`:\n" + "\n".join(found)
