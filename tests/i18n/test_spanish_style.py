@@ -239,7 +239,7 @@ def test_numbers_follow_the_spanish_rules():
 # softmax, dropout, Transformer (locale/README.md, «Terms and foreign words»).
 FOREIGN = re.compile(
     r"(?<![\w-])(kernels?|prompts?|one-hot|strides?|logits|broadcasting|feed-forward|pre-norm|post-norm"
-    r"|prefill|hardware|teacher forcing"
+    r"|prefill|hardware|teacher forcing|frameworks?"
     r"|floats?)(?![\w-])",  # Python's type: ``float`` in code font (float32 is a dtype, written plainly)
     re.I,
 )
@@ -263,6 +263,9 @@ def test_plain_foreign_words_are_found():
     assert plain_foreign_words("El **prefill** lee el *prompt*; el hardware paralelo; usa teacher forcing") == [
         "prefill", "hardware", "teacher forcing"]
     assert not plain_foreign_words("El ***prefill*** lee; el *hardware*; *teacher forcing*")
+    # Part I's: chapter 11 said «código ejecutable en varios frameworks».
+    assert plain_foreign_words("en varios frameworks") == ["frameworks"]
+    assert not plain_foreign_words("en varios *frameworks*")
     assert not plain_foreign_words(
         "un *kernel* fusionado, el *prompt*, `stride`, «one-hot», :func:`kernel`, $\\text{kernel}$")
     assert plain_foreign_words("desborda un float de 32 bits; un float en ``[0, 1]``") == ["float", "float"]
