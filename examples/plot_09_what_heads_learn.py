@@ -32,7 +32,7 @@ T = 8  # T (ch. 9: T = 10)
 # --------
 # 600 steps of 64 fresh random sequences; the seeds are fixed.
 model, losses = train(T=T, steps=600, seed=0)  # attn.two_relations.TwoRelationNet
-print(f"loss.item()={losses[-1]:.2e}")  # losses[-1]: step 600
+print(f"{losses[-1]=:.2e}")  # losses[-1]: step 600
 
 # %%
 # Accuracy and where each head looks

@@ -33,7 +33,7 @@ ends = list(range(block, T + 1, block))  # n = 8, 16, ..., 64
 running_max = [s[:n].max().item() for n in ends]
 fixes = [torch.exp(torch.tensor(a - b)).item() for a, b in zip(running_max, running_max[1:])]  # blocks 2 .. 8
 print("m (n = 8, 16, ..., 64):", [round(m, 3) for m in running_max])
-print("exp(m - m_new) (b = 2..8):", [round(f, 3) for f in fixes])
+print("exp(m - m') (b = 2..8):", [round(f, 3) for f in fixes])
 
 fig, ax_s = plt.subplots(figsize=(6, 3.6), facecolor="white")
 ax_s.bar(range(T), s, color="tab:blue", alpha=0.6, label="$s_j$")
@@ -56,7 +56,7 @@ _ = ax_s.legend()
 partial = [AF.tiled_attention(q, k[:n], v[:n], block_size=block).item() for n in ends]
 exact = F.scaled_dot_product_attention(q, k, v).item()
 print("a / l (n = 8, 16, ..., 64):", [round(o, 4) for o in partial])
-print(f"F.scaled_dot_product_attention: {exact:.4f}   |tiled - fused| = {abs(partial[-1] - exact):.1e}")
+print(f"F.scaled_dot_product_attention: {exact:.4f}   |partial[-1] - exact| = {abs(partial[-1] - exact):.1e}")
 fig, ax_o = plt.subplots(figsize=(6, 3.6), facecolor="white")
 ax_o.plot(ends, partial, marker="o", label=r"$a / \ell$")
 ax_o.axhline(exact, color="gray", ls="--", label="F.scaled_dot_product_attention")

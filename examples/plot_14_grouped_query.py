@@ -45,7 +45,7 @@ head_dim = d_model // h
 for h_kv in layers:
     formula = [attn.kv_cache_bytes(1, h_kv, head_dim, t + 1, bytes_per_element=4) for t in range(T)]
     assert held[h_kv] == formula
-    print(f"h_kv={h_kv}: T={T}, nbytes={held[h_kv][-1]}, nbytes/T={held[h_kv][-1] // T}")
+    print(f"{h_kv=}: {T=}, {held[h_kv][-1]=}, {held[h_kv][-1] // T=}")
 
 fig, ax = plt.subplots(figsize=(6, 3.4), facecolor="white")
 for h_kv in layers:

@@ -23,7 +23,7 @@ from attn.plot import heatmap
 torch.manual_seed(0)
 model = seq2seq.Seq2Seq(d_model=32, num_heads=1)
 losses = seq2seq.train(model, steps=400, seed=0)
-print(f"loss: {losses[0]:.3f} -> {losses[-1]:.4f}")
+print(f"{losses[0]=:.3f} {losses[-1]=:.4f}")
 
 # %%
 # Alignment on test dates
