@@ -351,29 +351,33 @@ def test_symbols_are_not_prose(comment):
     assert not comment_reads_as_prose(comment), (prose_words(comment), word_pairs(comment))
 
 
+def small_tree(root, page_cells, script_blocks):
+    """``root/docs/chapters/page.md`` (a title, then ``page_cells``) and the gallery script
+    ``root/examples/plot_x.py`` (a docstring, then ``script_blocks``); returns ``(docs, examples)``."""
+    page = root / "docs" / "chapters" / "page.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# Page\n\n" + page_cells, encoding="utf-8")
+    (root / "examples").mkdir()
+    script = '"""\nTitle\n=====\n\nSummary.\n"""\n\n' + script_blocks
+    (root / "examples" / "plot_x.py").write_text(script, encoding="utf-8")
+    return root / "docs", root / "examples"
+
+
 def test_a_prose_comment_in_a_page_cell_is_found(tmp_path):
     # End to end on a small tree: a page cell, a gallery script, an included function.
-    page = tmp_path / "docs" / "chapters" / "page.md"
-    page.parent.mkdir(parents=True)
-    page.write_text(
-        "# Page\n\n```{code-cell} ipython3\n:tags: [hide-cell]\n\n"
+    docs, examples = small_tree(
+        tmp_path,
+        "```{code-cell} ipython3\n:tags: [hide-cell]\n\n"
         "x = 1  # (1,)\ny = x + 1  # add one to each of the inputs\n```\n\n"
         "```{literalinclude} ../../pkg.py\n:pyobject: f\n:language: python\n```\n",
-        encoding="utf-8",
+        "# %%\n# The text block is in the catalogs,\n# so it is translated.\nx = 2  # x is the number of the heads\n",
     )
     (tmp_path / "pkg.py").write_text(
         "def g():\n    return 0  # this is not shown on the page\n\n\n"
         "def f(x):\n    return x @ x.T  # the scores of all the pairs\n",
         encoding="utf-8",
     )
-    examples = tmp_path / "examples"
-    examples.mkdir()
-    (examples / "plot_x.py").write_text(
-        '"""\nTitle\n=====\n\nSummary.\n"""\n\n# %%\n# The text block is in the catalogs,\n'
-        "# so it is translated.\nx = 2  # x is the number of the heads\n",
-        encoding="utf-8",
-    )
-    found = [(w, c) for w, c in shown_comments(tmp_path / "docs", examples, tmp_path) if comment_reads_as_prose(c)]
+    found = [(w, c) for w, c in shown_comments(docs, examples, tmp_path) if comment_reads_as_prose(c)]
     assert found == [
         ("docs/chapters/page.md:7", "# add one to each of the inputs"),
         ("examples/plot_x.py:11", "# x is the number of the heads"),
@@ -455,23 +459,15 @@ def test_a_printed_english_word_in_a_page_cell_is_found(tmp_path):
     # End to end on a small tree, with labels chapters 12 to 15 printed until they became
     # names and expressions: words are found in a page cell and in a gallery block; a
     # header of the cell's own names and an expression label are not.
-    page = tmp_path / "docs" / "chapters" / "page.md"
-    page.parent.mkdir(parents=True)
-    page.write_text(
-        "# Page\n\n```{code-cell} ipython3\nfor loss, accuracy in [(1.0, 0.5)]:\n"
+    docs, examples = small_tree(
+        tmp_path,
+        "```{code-cell} ipython3\nfor loss, accuracy in [(1.0, 0.5)]:\n"
         "    print(f\"{'loss':>6s} {'accuracy':>8s}\")\n"
         "    print(f\"spread along diagonals, RoPE: {loss:.1e}\")\n"
         "    print(f\"{loss=:.3f} {accuracy=:.3f}\")\n```\n",
-        encoding="utf-8",
+        '# %%\n# Text.\nspread = 0.0\nprint(f"theta: {spread:.1e}")\nprint(f"{spread=:.1e}")\n',
     )
-    examples = tmp_path / "examples"
-    examples.mkdir()
-    (examples / "plot_x.py").write_text(
-        '"""\nTitle\n=====\n\nSummary.\n"""\n\n# %%\n# Text.\nspread = 0.0\n'
-        'print(f"theta: {spread:.1e}")\nprint(f"{spread=:.1e}")\n',
-        encoding="utf-8",
-    )
-    found = english_printed_words(tmp_path / "docs", examples, tmp_path)
+    found = english_printed_words(docs, examples, tmp_path)
     assert found == [
         "docs/chapters/page.md:6: 'spread along diagonals, RoPE:  .1e' ['spread', 'along', 'diagonals']",
         "examples/plot_x.py:11: 'theta:  .1e' ['theta']",
