@@ -18,7 +18,7 @@ SPHINX       = $(SPHINXBUILD) -c . $(SPHINXOPTS)
 
 .PHONY: help html $(addprefix html-,$(LANGUAGES)) root-index notebooks gettext update-po translation-check \
         pdf $(addprefix pdf-,$(LANGUAGES)) epub $(addprefix epub-,$(LANGUAGES)) book \
-        test test-fast test-pkg test-spelling livehtml clean clean-html clean-pdf clean-epub clean-cache
+        test test-fast test-book test-pkg test-spelling livehtml clean clean-html clean-pdf clean-epub clean-cache
 
 help:
 	@echo "make html               both languages: the site $(BUILDDIR)/html (en/, es/), from $(BUILDDIR)/html-<lang>"
@@ -33,9 +33,10 @@ help:
 	@echo "make gettext            extract the messages to $(BUILDDIR)/gettext/*.pot"
 	@echo "make update-po          gettext, then update locale/es/LC_MESSAGES/*.po"
 	@echo "make translation-check  fail on any untranslated or fuzzy Spanish message"
-	@echo "make test               every test: package, catalogs, build, browser"
+	@echo "make test               every test: test-fast, then test-book"
 	@echo "make test-fast          the package and catalog tests only (no book build)"
-	@echo "make test-pkg           the package's tests and the linter only: the quick loop (about 30 s)"
+	@echo "make test-book          the built book's and the browser's tests (builds the book)"
+	@echo "make test-pkg           the package's tests and the linter only: the quick loop (about 40 s)"
 	@echo "make test-spelling      spelling, terminology and style of the Spanish catalogs"
 	@echo "make livehtml           rebuild the English book on every change (sphinx-autobuild)"
 	@echo "make clean-html         remove the site (keeps the notebook cache: no page runs again)"
@@ -104,9 +105,15 @@ update-po: gettext
 translation-check:
 	$(PYTHON) tools/translation_check.py locale/$(TRANSLATION)/LC_MESSAGES
 
-# Everything: package, catalogs, then the built book (make html) and the browser.
+# Everything, in two tiers, each test once: the package, the catalogs and the linter first
+# (no build: a broken package fails within minutes), then the built book and the browser.
 test:
-	$(PYTHON) -m pytest
+	$(MAKE) test-fast
+	$(MAKE) test-book
+
+# The tests of the built book and the browser (they run make html once).
+test-book:
+	$(PYTHON) -m pytest -m book
 
 # The package and the catalogs, without building the book (markers in pytest.ini).
 test-fast:

@@ -7,6 +7,7 @@ Modules, in the order the book teaches them:
 - :class:`SelfAttentionV1`, :class:`SelfAttentionV2`: trainable weights;
 - :class:`CausalAttention`: masked attention with dropout;
 - :class:`MultiHeadAttentionWrapper`, :class:`MultiHeadAttention`: several heads;
+  :mod:`attn.core`: the forward pass every attention layer shares;
 - :class:`PrepareForMultiHeadAttention`, :class:`SeqFirstMultiHeadAttention`: the
   sequence-first ``einsum`` formulation;
 - :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
@@ -29,28 +30,40 @@ How the code is laid out (new code follows the same pattern):
 - **Check once, where the user calls in.** A public function, a constructor and a
   module's ``forward`` check their arguments with :mod:`attn._checks` (``TypeError``
   for a wrong kind of object or dtype, ``ValueError`` for a wrong value or shape, each
-  message naming the argument and what was expected), then call a private kernel that
-  checks nothing: ``scaled_dot_product_attention`` -> ``functional._attention``,
-  ``attention_weights`` -> ``functional._weights``, ``masked_softmax`` ->
-  ``functional._masked_softmax``, ``RotaryEmbedding.forward`` -> ``_rotate``. Modules
-  call the kernels, never the public, checked functions, so nothing is checked twice
-  on the way down, and nothing on the fast path waits for a tensor's value on the
-  host (no ``bool(tensor)``, ``.item()``).
-- **One forward pass for causal layers with a cache.** ``kv_cache._causal_attention(m,
-  x, cache, return_weights)`` projects, splits into heads, rotates (``m.rope``),
-  appends to the cache, and makes one attention call (``enable_gqa`` when ``m`` has
-  fewer key-value heads than query heads; no mask when every key is visible).
-  :class:`MultiHeadAttention` (with ``cache=``) and :class:`GroupedQueryAttention` both
-  call it; a new causal layer with a cache should too.
+  message naming the argument and what was expected). A ``forward`` (or a model's
+  ``generate``) is a door, ``@_checks.door(check)``: it runs ``check`` on its arguments
+  only when it is the outermost checked call, and its body runs inside
+  ``_checks.checked()``, so the layers it calls as modules (``self.attn(...)``, which
+  fires their hooks) skip their checks. Nothing is checked twice on the way down, no
+  checked function runs inside a decoding loop, and nothing on the fast path waits for
+  a tensor's value on the host (no ``bool(tensor)``, ``.item()``). The functional API
+  keeps unchecked kernels for the modules: ``scaled_dot_product_attention`` ->
+  ``functional._attention``, ``attention_weights`` -> ``functional._weights``,
+  ``masked_softmax`` -> ``functional._masked_softmax``, ``RotaryEmbedding.forward`` ->
+  ``_rotate``.
+- **One attention core.** :mod:`attn.core` is the forward pass of every attention
+  layer: ``attend(m, x, *, cache, positions, mask, context, return_weights)`` projects
+  and splits into heads (``project``, with :func:`attn.functional.split_heads`), rotates
+  (``m.rope``), appends to the cache, builds the bottom-right causal mask of the new
+  tokens, makes one attention call (``enable_gqa`` when ``m`` has fewer key-value heads
+  than query heads; no mask when every key is visible) and merges the heads
+  (``attend_heads``). :class:`MultiHeadAttention`, :class:`GroupedQueryAttention` and
+  :class:`CrossAttention` call it; the circuits layer and
+  :class:`MultiHeadLatentAttention` use its pieces; a new attention layer should too.
+  The book's step-by-step classes (``SelfAttentionV1`` to ``MultiHeadAttentionWrapper``,
+  ``SeqFirstMultiHeadAttention``) keep the code the chapters teach.
 - **A cache is any object with** ``update(k, v) -> (k_all, v_all)`` **and** ``len()``.
   It owns the check that new keys fit the ones it holds (batch, heads, head width,
   dtype) and keeps copies, never the caller's tensors; the module checks only that it
   is such an object and has room (``len(cache) + T <= context_length``).
 - **No import inside a function, no import circle** (``tests/attn/test_one_hop.py``):
   ``_checks`` imports nothing of the package; ``functional`` imports ``bias`` and
-  ``tiled``; modules import ``functional`` and the modules they build on.
+  ``tiled``; ``core`` imports ``functional``; modules import ``core``, ``functional`` and
+  the modules they build on. (:mod:`attn.plot` and :mod:`attn.diagrams` import
+  matplotlib and numpy inside their functions, on purpose: ``import attn`` needs only
+  PyTorch; ``pip install attn[plot]`` adds them.)
 """
-from . import diagrams, functional, plot, seq2seq
+from . import core, diagrams, functional, plot, seq2seq
 from .causal import CausalAttention
 from .cross_attention import CrossAttention
 from .data import journey
@@ -67,6 +80,7 @@ from .self_attention import SelfAttentionV1, SelfAttentionV2
 
 __all__ = [
     "functional",
+    "core",
     "plot",
     "diagrams",
     "journey",

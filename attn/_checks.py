@@ -4,11 +4,64 @@ Every check raises ``TypeError`` (wrong kind of object or dtype) or ``ValueError
 (right kind, wrong value or shape) with a message that names the argument, what was
 given and what was expected. They never use ``assert``, so they also run under
 ``python -O``.
+
+Where they run: at the door, once. :func:`door` makes a public method or function check
+its arguments only when it is the outermost checked call; a layer called from inside a
+checked call (a model's block, a block's attention) skips its checks and runs at once.
+:class:`checked` marks code that has validated its inputs itself.
 """
 import collections.abc
+import contextvars
+import functools
 import numbers
 
 import torch
+
+_inside = contextvars.ContextVar("attn_checked", default=False)  # True inside a checked call
+
+
+class checked:
+    """Context manager: calls made inside it skip their checks (the caller made them).
+
+    Example::
+
+        with _checks.checked():  # the inputs were validated when the request came in
+            y = model.blocks[0](x, cache=cache, positions=pos, mask=mask)
+    """
+
+    def __enter__(self):
+        self._token = _inside.set(True)
+        return self
+
+    def __exit__(self, *exc):
+        _inside.reset(self._token)
+        return False
+
+
+def door(check):
+    """Decorator: ``check(*args, **kwargs)`` runs before the function, at the outermost call only.
+
+    The decorated function is a door: called from outside the package it runs ``check``
+    on its own arguments, then its body inside :class:`checked`, so that every checked
+    call its body makes (a layer called as a module, ``self.attn(...)``) skips its
+    checks. ``check`` is looked up by name at each call, as a call written in the body
+    would be.
+    """
+    name = check.__name__
+
+    def decorate(f):
+        @functools.wraps(f)
+        def inner(*args, **kwargs):
+            if _inside.get():  # called from inside a checked call: checked already
+                return f(*args, **kwargs)
+            check.__globals__.get(name, check)(*args, **kwargs)
+            token = _inside.set(True)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                _inside.reset(token)
+        return inner
+    return decorate
 
 
 def tensor(name, x, *, floating=False):
@@ -118,7 +171,8 @@ def dtype_of(module):
     return (w if isinstance(w, torch.Tensor) else w.weight).dtype
 
 
-def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache=None):
+def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache=None, positions=None,
+                   mask=None):
     """Check the inputs of an attention module's ``forward`` in one call.
 
     ``x`` must be ``(T, module.d_in)`` or ``(B, T, module.d_in)`` with the dtype of the
@@ -128,29 +182,63 @@ def forward_inputs(module, x, return_weights=False, key_padding_mask=None, cache
     ``cache`` (optional) a KV cache (see :func:`kv_cache`), for a causal module, without
     ``key_padding_mask``, holding at most ``context_length - T`` positions. Whether the
     cache's keys fit the module's (batch size, heads, head dimension, dtype) is the
-    cache's own check, in its ``update``.
-
-    Returns:
-        torch.Tensor or None: ``key_padding_mask`` with the shape ``x.shape[:-1]``.
+    cache's own check, in its ``update``. ``positions`` (optional): int64 ``(B, T)`` or
+    ``(T,)`` in ``[0, context_length)``; ``mask`` (optional): bool, broadcastable to
+    ``(B, h, T, T_cached + T)``, not with ``key_padding_mask``.
     """
     context_length = getattr(module, "context_length", None)
     sequence("x", x, module.d_in, context_length, dtype=dtype_of(module))
     flag("return_weights", return_weights)
+    P, T = 0, x.size(-2)
     if cache is not None:
         if not getattr(module, "causal", True):
             raise ValueError("cache needs a causal module (causal=True): with causal=False "
                              "earlier positions would attend to the new tokens")
         if key_padding_mask is not None:
             raise ValueError("key_padding_mask cannot be combined with cache: pass the "
-                             "sequences' real tokens only, one cache per batch")
-        kv_cache("cache", cache, x.size(-2), context_length)
+                             "sequences' real tokens only, one cache per batch, or a mask")
+        P = kv_cache("cache", cache, T, context_length)
+    if positions is not None:
+        position_ids("positions", positions, x.shape[:-1], context_length)
+    if mask is not None:
+        if key_padding_mask is not None:
+            raise ValueError("mask and key_padding_mask cannot both be given: mask replaces the "
+                             "causal and padding masks (fold the padding into it)")
+        bool_mask("mask", mask, (*x.shape[:-2], module.num_heads, T, P + T))
     if key_padding_mask is None:
-        return None
-    B, T = (1, x.size(0)) if x.dim() == 2 else (x.size(0), x.size(1))
+        return
+    B = 1 if x.dim() == 2 else x.size(0)
     if x.dim() == 2 and isinstance(key_padding_mask, torch.Tensor) and key_padding_mask.dim() == 1:
         key_padding_mask = key_padding_mask.unsqueeze(0)  # (T,) -> (1, T)
     padding("key_padding_mask", key_padding_mask, B, T)
-    return key_padding_mask.reshape(x.shape[:-1])  # (B, T), or (T,) for unbatched x
+
+
+def position_ids(name, positions, shape, context_length):
+    """Check positions: int64, of shape ``shape`` ``(B, T)`` or its last axis ``(T,)``, in ``[0, context_length)``."""
+    tensor(name, positions)
+    if positions.dtype != torch.long:
+        raise TypeError(f"{name} must hold int64 positions, got dtype {positions.dtype}")
+    shape = tuple(shape)
+    if tuple(positions.shape) not in (shape, shape[-1:]):
+        raise ValueError(f"{name} must have shape {shape} or {shape[-1:]}, got shape {tuple(positions.shape)}")
+    if positions.min() < 0 or positions.max() >= context_length:
+        raise ValueError(f"{name} must lie in [0, context_length={context_length}), got values "
+                         f"from {int(positions.min())} to {int(positions.max())}")
+    return positions
+
+
+def gated_inputs(module, x, keep):
+    """Check the inputs of a layer whose heads can be switched off (``attn.circuits.AttentionLayer``).
+
+    ``x`` ``(B, T, module.d_model)`` with the dtype of the module's parameters, ``keep``
+    a floating-point tensor ``(module.num_heads,)``.
+    """
+    sequence("x", x, module.d_model, d_name="d_model", dtype=dtype_of(module))
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (B, T, d_model={module.d_model}), got shape {tuple(x.shape)}")
+    tensor("keep", keep, floating=True)
+    if tuple(keep.shape) != (module.num_heads,):
+        raise ValueError(f"keep must have shape (num_heads,) = ({module.num_heads},), got shape {tuple(keep.shape)}")
 
 
 def kv_cache(name, cache, T_new, context_length):
@@ -206,6 +294,9 @@ def attention(q, k, v, mask=None, *, is_causal=False, scale=None, dropout_p=0.0,
             raise ValueError(
                 f"{name} must have at least 2 dimensions (..., T, d), got shape {tuple(t.shape)}"
             )
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype} "
+                        f"(convert them, e.g. k.to(q.dtype))")
     if q.size(-1) == 0:
         raise ValueError(f"q and k must have d_k >= 1 features, got q shape {tuple(q.shape)}")
     if k.size(-1) != q.size(-1):
@@ -307,17 +398,15 @@ def token_ids(name, tokens, vocab_size, max_len):
     return tokens
 
 
-def cross_inputs(module, x, context, context_padding_mask=None, return_weights=False):
+def cross_inputs(module, x, context, context_padding_mask=None, return_weights=False, cache=None):
     """Check the inputs of a cross-attention ``forward`` in one call.
 
     ``x`` ``(B, T_q, module.d_in)`` and ``context`` ``(B, T_ctx, module.d_context)``
     (both unbatched, ``(T, d)``, or both batched, with the same ``B``), with the dtype of
     the module's parameters; ``context_padding_mask`` (optional) a bool mask of shape
     ``(B, T_ctx)`` (``(T_ctx,)`` for unbatched inputs), ``True`` = real token;
-    ``return_weights`` a bool.
-
-    Returns:
-        torch.Tensor or None: ``context_padding_mask`` with the shape ``context.shape[:-1]``.
+    ``return_weights`` a bool; ``cache`` (optional) an :class:`attn.KVCache`, empty or
+    holding the keys of a context of the same length.
     """
     dtype = dtype_of(module)
     sequence("x", x, module.d_in, dtype=dtype)
@@ -328,11 +417,17 @@ def cross_inputs(module, x, context, context_padding_mask=None, return_weights=F
             f"shape {tuple(x.shape)} and context shape {tuple(context.shape)}"
         )
     flag("return_weights", return_weights)
+    if cache is not None:
+        kv_cache("cache", cache, 0, float("inf"))
+        k = getattr(cache, "k", None)
+        if len(cache) and not (isinstance(k, torch.Tensor) and k.shape[:-3] == context.shape[:-2]
+                               and k.size(-2) == context.size(-2)):
+            raise ValueError(f"cache must hold the keys of this context, (B, h, T_ctx={context.size(-2)}, "
+                             f"d_head), got {None if k is None else tuple(k.shape)}: one cache per context")
     if context_padding_mask is None:
-        return None
+        return
     B, T = (1, context.size(0)) if context.dim() == 2 else (context.size(0), context.size(1))
     m = context_padding_mask
     if context.dim() == 2 and isinstance(m, torch.Tensor) and m.dim() == 1:
         m = m.unsqueeze(0)  # (T_ctx,) -> (1, T_ctx)
     padding("context_padding_mask", m, B, T)
-    return m.reshape(context.shape[:-1])  # (B, T_ctx), or (T_ctx,) for unbatched context

@@ -19,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _checks, _trained
-from .functional import _attention
+from .core import attend_heads, project
 
 __all__ = ["AttentionOnly", "AttentionLayer", "repeated_tokens", "train_induction", "copy_accuracy"]
 
@@ -39,25 +39,34 @@ class AttentionLayer(nn.Module):
         ``(B, T, d_model) -> (B, T, d_model)``; weights ``(B, h, T, T)``.
     """
 
+    causal, rope = True, None  # causal; positions come from the embeddings
+
     def __init__(self, d_model, num_heads):
         super().__init__()
-        self.num_heads = num_heads
+        self.d_model, self.num_heads = _checks.sizes(d_model=d_model, num_heads=num_heads)
+        _checks.divisible("d_model", d_model, "num_heads", num_heads)
+        self.num_kv_heads = num_heads
         self.W_query = nn.Linear(d_model, d_model, bias=False)
         self.W_key = nn.Linear(d_model, d_model, bias=False)
         self.W_value = nn.Linear(d_model, d_model, bias=False)
         self.out_proj = nn.Linear(d_model, d_model, bias=False)
+        self.dropout = nn.Dropout(0.0)
 
+    @_checks.door(_checks.gated_inputs)
     def forward(self, x, keep):
-        """``x`` ``(B, T, d_model)``, ``keep`` ``(h,)`` (1 = head on); returns ``(out, weights)``."""
-        B, T, d = x.shape
-        h = self.num_heads
-        q = self.W_query(x).view(B, T, h, d // h).transpose(1, 2)  # (B, T, d) -> (B, h, T, d_h)
-        k = self.W_key(x).view(B, T, h, d // h).transpose(1, 2)  # (B, T, d) -> (B, h, T, d_h)
-        v = self.W_value(x).view(B, T, h, d // h).transpose(1, 2)  # (B, T, d) -> (B, h, T, d_h)
-        out, att = _attention(q, k, v, is_causal=True, return_weights=True)  # (B, h, T, d_h), (B, h, T, T)
-        out = out * keep[:, None, None]  # (B, h, T, d_h) * (h, 1, 1): keep = 0 -> 0
-        out = out.transpose(1, 2).reshape(B, T, d)  # (B, h, T, d_h) -> (B, T, d)
-        return self.out_proj(out), att
+        """``x`` ``(B, T, d_model)``, ``keep`` ``(h,)`` (1 = head on); returns ``(out, weights)``.
+
+        The pieces of :func:`attn.core.attend`; head ``j``'s values are multiplied by
+        ``keep[j]``, so its output is too (:math:`a (m v) = m (a v)`); weights ``(B, h, T, T)``.
+        """
+        q, k, v = project(self, x)  # (B, T, d) -> (B, h, T, d_h) each
+        v = v * keep[:, None, None]  # (B, h, T, d_h) * (h, 1, 1): keep = 0 -> 0
+        return attend_heads(self, q, k, v, is_causal=True, return_weights=True)  # (B, T, d), (B, h, T, T)
+
+
+def _check_forward(model, idx, *, return_weights=False, ablate=()):
+    """The checks of :meth:`AttentionOnly.forward` (``ablate`` is checked as it is read)."""
+    model._check(idx, return_weights)
 
 
 class AttentionOnly(nn.Module):
@@ -98,6 +107,7 @@ class AttentionOnly(nn.Module):
         self.layers = nn.ModuleList(AttentionLayer(d_model, num_heads) for _ in range(num_layers))
         self.unembed = nn.Linear(d_model, vocab_size, bias=False)
 
+    @_checks.door(_check_forward)
     def forward(self, idx, *, return_weights=False, ablate=()):
         """Scores of the next token at every position.
 
@@ -112,13 +122,7 @@ class AttentionOnly(nn.Module):
             torch.Tensor or tuple: logits ``(B, T, V)``, or ``(logits, weights)`` with
             weights ``(num_layers, B, num_heads, T, T)``.
         """
-        _checks.flag("return_weights", return_weights)
-        self._check_idx(idx)
-        keep = self._keep(ablate, idx.device)
-        return self._forward(idx, keep, return_weights)
-
-    def _forward(self, idx, keep, return_weights=False):
-        """:meth:`forward` on checked inputs; ``keep`` ``(num_layers, h)`` of 0/1."""
+        keep = self._keep(ablate, idx.device)  # (num_layers, h): 0 = ablated
         T = idx.size(1)
         x = self.tok_emb(idx) + self.pos_emb.weight[:T]  # (B, T, d) + (T, d) -> (B, T, d)
         weights = []
@@ -146,7 +150,9 @@ class AttentionOnly(nn.Module):
             keep[pair] = 0.0
         return keep
 
-    def _check_idx(self, idx):
+    def _check(self, idx, return_weights=False):
+        """The checks of :meth:`forward`: ``idx`` int64 ``(B, T)``, ``T <= context_length``, ids in range."""
+        _checks.flag("return_weights", return_weights)
         _checks.tensor("idx", idx)
         if idx.dtype != torch.long:
             raise TypeError(f"idx must hold int64 token ids, got dtype {idx.dtype}")
@@ -193,9 +199,9 @@ def _train_batch(batch_size, half, vocab_size, g):
     return x, copy
 
 
-def _losses(model, x, copy, keep):
+def _losses(model, x, copy):
     """Cross-entropy on the targets that are not copies, and on those that are."""
-    logits = model._forward(x[:, :-1], keep)  # (B, T-1) -> (B, T-1, V)
+    logits = model(x[:, :-1])  # (B, T-1) -> (B, T-1, V)
     loss = F.cross_entropy(logits.transpose(1, 2), x[:, 1:], reduction="none")  # (B, T-1)
     return loss[~copy].mean(), loss[copy].mean()
 
@@ -237,15 +243,15 @@ def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0):
     for p in model.parameters():  # a fresh, seeded start
         nn.init.normal_(p, std=0.02 if p.dim() == 2 and p.size(0) == p.size(1) else 0.1)
     g = torch.Generator().manual_seed(seed)
-    keep = model._keep(())
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    device = model.unembed.weight.device
     model.train()
     fresh, repeat = [], []
     for step in range(steps):
         for group in opt.param_groups:
             group["lr"] = lr * (1 - step / steps)
-        x, copy = _train_batch(batch_size, half, model.vocab_size, g)
-        l1, l2 = _losses(model, x, copy, keep)
+        x, copy = (t.to(device) for t in _train_batch(batch_size, half, model.vocab_size, g))  # model's device
+        l1, l2 = _losses(model, x, copy)
         loss = (l1 + l2) / 2
         opt.zero_grad()
         loss.backward()
@@ -273,10 +279,11 @@ def copy_accuracy(model, x, *, ablate=()):
     """
     if not isinstance(model, AttentionOnly):
         raise TypeError(f"model must be an attn.circuits.AttentionOnly, got {type(model).__name__}")
-    model._check_idx(x)
+    model._check(x)
     if x.size(1) % 2 or x.size(1) < 4:
         raise ValueError(f"x must have an even length 2n >= 4 (two equal halves), got T={x.size(1)}")
     n = x.size(1) // 2
-    logits = model._forward(x[:, :-1], model._keep(ablate, x.device))  # (B, 2n-1, V)
+    with _checks.checked():  # x checked above
+        logits = model(x[:, :-1], ablate=ablate)  # (B, 2n-1, V)
     pred = logits[:, n:].argmax(dim=-1)  # (B, n-1)
     return (pred == x[:, n + 1:]).float().mean().item()

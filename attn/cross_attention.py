@@ -14,7 +14,7 @@ real context token, so there is no causal mask.
 import torch.nn as nn
 
 from . import _checks
-from . import functional as AF
+from .core import attend
 
 __all__ = ["CrossAttention"]
 
@@ -69,7 +69,15 @@ class CrossAttention(nn.Module):
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
 
-    def forward(self, x, context, *, context_padding_mask=None, return_weights=False):
+    causal, rope = False, None  # every query may read every real context token; no rotation
+
+    @property
+    def num_kv_heads(self):
+        """Number of key-value heads; equal to ``num_heads``."""
+        return self.num_heads
+
+    @_checks.door(_checks.cross_inputs)
+    def forward(self, x, context, *, context_padding_mask=None, return_weights=False, cache=None):
         """Each token of ``x`` reads the tokens of ``context``.
 
         Args:
@@ -78,23 +86,15 @@ class CrossAttention(nn.Module):
             context_padding_mask (torch.Tensor, optional): bool ``(B, T_ctx)``,
                 ``True`` = real token; padded context tokens get weight exactly 0.
             return_weights (bool): also return the per-head weights (after dropout).
+            cache (attn.KVCache, optional): the context's keys and values: an empty
+                cache gets them at the first call, and later calls read them instead of
+                projecting ``context`` again (a decoder generating token by token).
 
         Returns:
             torch.Tensor or tuple: ``out`` ``(B, T_q, d_out)``, or ``(out, weights)``
             with ``weights`` ``(B, h, T_q, T_ctx)``.
         """
-        mask = _checks.cross_inputs(self, x, context, context_padding_mask, return_weights)
-        return self._attend(x, context, mask, return_weights)
-
-    def _attend(self, x, context, mask, return_weights):
-        """The forward pass on checked inputs; ``mask`` bool ``(..., T_ctx)`` or None."""
-        h = self.num_heads
-        q = self.W_query(x).unflatten(-1, (h, -1)).transpose(-3, -2)  # (B, T_q, d_out) -> (B, h, T_q, d_head)
-        k = self.W_key(context).unflatten(-1, (h, -1)).transpose(-3, -2)  # (B, T_ctx, d_out) -> (B, h, T_ctx, d_head)
-        v = self.W_value(context).unflatten(-1, (h, -1)).transpose(-3, -2)  # (B, T_ctx, d_out) -> (B, h, T_ctx, d_head)
+        mask = context_padding_mask
         if mask is not None:  # (B, T_ctx) -> (B, 1, 1, T_ctx), broadcast: (B, h, T_q, T_ctx)
-            mask = mask[..., None, None, :]
-        p = self.dropout.p if self.training else 0.0
-        out, att = AF._attention(q, k, v, mask, dropout_p=p, return_weights=return_weights)  # is_causal=False
-        z = self.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T_q, d_head) -> (B, T_q, h, d_head) -> (B, T_q, d_out)
-        return (z, att) if return_weights else z
+            mask = mask.reshape(*context.shape[:-2], 1, 1, -1)
+        return attend(self, x, context=context, cache=cache, mask=mask, return_weights=return_weights)

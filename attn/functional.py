@@ -110,13 +110,24 @@ def padding_mask(lengths, max_len):
     return positions[None, :] < lengths[:, None]  # (1, T) < (B, 1) -> (B, T)
 
 
+def _check_split(x, num_heads):
+    """The checks of :func:`split_heads`."""
+    _checks.tensor("x", x)
+    _checks.positive_int("num_heads", num_heads)
+    if x.dim() < 2:
+        raise ValueError(f"x must have shape (..., T, d_out), got shape {tuple(x.shape)}")
+    _checks.divisible("d_out", x.size(-1), "num_heads", num_heads)
+
+
+@_checks.door(_check_split)
 def split_heads(x, num_heads):
     """Split the last axis into heads and move the heads before the sequence axis.
 
     ``(B, T, h * d_head) -> (B, T, h, d_head) -> (B, h, T, d_head)``; any leading axes
     are kept, so ``(T, h * d_head)`` gives ``(h, T, d_head)``. Column block ``i`` of the
     last axis, ``i * d_head : (i + 1) * d_head``, becomes head ``i``. The inverse is
-    :func:`merge_heads`.
+    :func:`merge_heads`. Every attention layer of the package splits its heads with it
+    (:func:`attn.core.attend`).
 
     Args:
         x (torch.Tensor): ``(..., T, d_out)`` with ``d_out`` divisible by ``num_heads``.
@@ -125,15 +136,18 @@ def split_heads(x, num_heads):
     Returns:
         torch.Tensor: ``(..., h, T, d_out // h)`` (a view of ``x``).
     """
-    _checks.tensor("x", x)
-    num_heads = _checks.positive_int("num_heads", num_heads)
-    if x.dim() < 2:
-        raise ValueError(f"x must have shape (..., T, d_out), got shape {tuple(x.shape)}")
-    _checks.divisible("d_out", x.size(-1), "num_heads", num_heads)
     x = x.unflatten(-1, (num_heads, -1))  # (..., T, d_out) -> (..., T, h, d_head)
     return x.transpose(-3, -2)  # (..., T, h, d_head) -> (..., h, T, d_head)
 
 
+def _check_merge(x):
+    """The checks of :func:`merge_heads`."""
+    _checks.tensor("x", x)
+    if x.dim() < 3:
+        raise ValueError(f"x must have shape (..., h, T, d_head), got shape {tuple(x.shape)}")
+
+
+@_checks.door(_check_merge)
 def merge_heads(x):
     """Join the heads back into one axis, the inverse of :func:`split_heads`.
 
@@ -145,11 +159,8 @@ def merge_heads(x):
         x (torch.Tensor): ``(..., h, T, d_head)``.
 
     Returns:
-        torch.Tensor: ``(..., T, h * d_head)`` (a copy, contiguous).
+        torch.Tensor: ``(..., T, h * d_head)``.
     """
-    _checks.tensor("x", x)
-    if x.dim() < 3:
-        raise ValueError(f"x must have shape (..., h, T, d_head), got shape {tuple(x.shape)}")
     x = x.transpose(-3, -2)  # (..., h, T, d_head) -> (..., T, h, d_head)
     return x.flatten(-2)  # (..., T, h, d_head) -> (..., T, h * d_head)
 

@@ -23,8 +23,7 @@ import torch
 import torch.nn as nn
 
 from . import _checks
-from . import functional as AF
-from .kv_cache import _causal_attention
+from .core import attend
 from .multihead import MultiHeadAttention
 from .rope import RotaryEmbedding
 
@@ -58,8 +57,6 @@ class GroupedQueryAttention(nn.Module):
         W_key, W_value (nn.Linear): ``d_in -> num_kv_heads * head_dim``; then
         out_proj (nn.Linear): ``d_out -> d_out``; created in this order.
         rope (attn.RotaryEmbedding or None): the rotation, when ``rope_base`` is given.
-        mask (torch.Tensor): buffer, bool ``(context_length, context_length)``
-            lower-triangular causal mask (``True`` = may attend).
 
     Shape:
         - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``
@@ -85,26 +82,33 @@ class GroupedQueryAttention(nn.Module):
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(_checks.probability("dropout", dropout))
         self.rope = None if rope_base is None else _rope(rope_base, self.head_dim, context_length)
-        self.register_buffer("mask", AF.causal_mask(context_length))
 
-    def forward(self, x, *, return_weights=False, cache=None):
-        """Causal grouped-query attention, optionally appending to a KV cache.
+    causal = True  # every grouped-query layer is causal (a decoder's)
+
+    @_checks.door(_checks.forward_inputs)
+    def forward(self, x, *, cache=None, positions=None, mask=None, return_weights=False):
+        """Causal grouped-query attention: :func:`attn.core.attend` with this layer's weights.
 
         Args:
             x (torch.Tensor): ``(B, T, d_in)`` or ``(T, d_in)``; with a cache, only the
                 new tokens.
-            return_weights (bool): also return the per-head weights (explicit path).
             cache (attn.KVCache, optional): keys and values of the earlier positions,
                 ``(B, num_kv_heads, T_cached, head_dim)``. The new tokens' keys and
                 values are appended to it; new token ``i`` sits at position
                 ``T_cached + i`` and attends to positions ``0 .. T_cached + i``.
+            positions (torch.Tensor, optional): int64 ``(B, T)`` or ``(T,)``, the
+                positions the rotation uses instead of ``T_cached .. T_cached + T - 1``
+                (left-padded prompts).
+            mask (torch.Tensor, optional): bool, broadcastable to
+                ``(B, num_heads, T, T_cached + T)``, ``True`` = may attend; replaces the
+                causal mask (it must include causality).
+            return_weights (bool): also return the per-head weights (explicit path).
 
         Returns:
             torch.Tensor or tuple: ``z`` ``(..., T, d_out)``, or ``(z, weights)`` with
             ``weights`` ``(..., num_heads, T, T_cached + T)``.
         """
-        _checks.forward_inputs(self, x, return_weights, cache=cache)
-        return _causal_attention(self, x, cache, return_weights)
+        return attend(self, x, cache=cache, positions=positions, mask=mask, return_weights=return_weights)
 
 
 def _rope(base, head_dim, context_length):

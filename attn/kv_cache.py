@@ -19,7 +19,6 @@ bytes per number, in bytes:
 import torch
 
 from . import _checks
-from . import functional as AF
 
 __all__ = ["KVCache", "kv_cache_bytes"]
 
@@ -65,6 +64,17 @@ class KVCache:
         self.capacity = None if capacity is None else _checks.positive_int("capacity", capacity)
         self.k = self.v = None
         self._k_buf = self._v_buf = None  # with a capacity: (B, h_kv, capacity, d)
+
+    @classmethod
+    def from_tensors(cls, k, v, capacity=None):
+        """A cache that holds copies of ``k`` ``(B, h_kv, T, d_k)`` and ``v`` ``(B, h_kv, T, d_v)``.
+
+        The same as ``KVCache(capacity)`` followed by ``update(k, v)`` (checked as it is):
+        e.g. to start decoding from keys and values computed elsewhere.
+        """
+        cache = cls(capacity)
+        cache.update(k, v)
+        return cache
 
     def __len__(self):
         """Number of cached positions, ``T_cached`` (0 while empty)."""
@@ -186,32 +196,6 @@ def _check_same_layer(name, cached, new):
             )
     if new.dtype != cached.dtype:
         raise TypeError(f"{name} holds dtype {cached.dtype}, but the new keys have dtype {new.dtype}")
-
-
-def _causal_attention(m, x, cache, return_weights):
-    """The forward pass of a causal attention layer ``m``, with or without a KV cache.
-
-    The kernel of :class:`attn.MultiHeadAttention` called with ``cache=`` and of every
-    call to :class:`attn.GroupedQueryAttention`; ``m`` has checked its inputs (``x``,
-    and that the cache has room). Reads ``m``'s projections, ``num_heads``,
-    ``num_kv_heads``, ``mask``, ``dropout`` and ``rope`` (``None``: no rotation).
-    """
-    P, T = (0 if cache is None else len(cache)), x.size(-2)  # P = T_cached
-    q = m.W_query(x).view(*x.shape[:-1], m.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
-    k = m.W_key(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
-    v = m.W_value(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
-    if m.rope is not None:  # RoPE: p = P .. P + T - 1
-        q, k = m.rope._rotate(q, P), m.rope._rotate(k, P)
-    if cache is not None:
-        k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head) = cat(cached, new)
-    mask = m.mask[P:P + T, :P + T] if P and T > 1 else None  # (T, P + T): rows P .. P + T - 1
-    p = m.dropout.p if m.training else 0.0
-    out, att = AF._attention(  # P = 0: is_causal=True; P > 0, T = 1: no mask
-        q, k, v, mask, is_causal=not P, dropout_p=p, return_weights=return_weights,
-        enable_gqa=m.num_kv_heads != m.num_heads,  # q head i -> kv head i // (h / h_kv)
-    )
-    z = m.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
-    return (z, att) if return_weights else z
 
 
 def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, *, batch=1, bytes_per_element=2,

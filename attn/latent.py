@@ -35,7 +35,8 @@ import torch
 import torch.nn as nn
 
 from . import _checks
-from . import functional as AF
+from .core import bottom_right_mask, merge_heads, split_heads
+from .functional import _attention
 from .rope import RotaryEmbedding
 
 __all__ = ["MultiHeadLatentAttention", "latent_cache_bytes"]
@@ -128,10 +129,10 @@ class MultiHeadLatentAttention(nn.Module):
         x3 = x if x.dim() == 3 else x[None]  # (T, d_in) -> (1, T, d_in)
         B, T, _ = x3.shape
         h, d_c, d_r = self.num_heads, self.kv_latent_dim, self.rope_head_dim
-        q = self.W_query(x3).view(B, T, h, -1).transpose(1, 2)  # (B, T, d_out) -> (B, h, T, d_head)
+        q = split_heads(self.W_query(x3), h)  # (B, T, d_out) -> (B, h, T, d_head)
         latent = self.W_down(x3)[:, None]  # (B, T, d_in) -> (B, 1, T, d_c)
         if self.rope is not None:  # positions P .. P + T - 1
-            q_rope = self.rope._rotate(self.W_query_rope(x3).view(B, T, h, -1).transpose(1, 2), P)  # (B, h, T, d_r)
+            q_rope = self.rope._rotate(split_heads(self.W_query_rope(x3), h), P)  # (B, h, T, d_r)
             k_rope = self.rope._rotate(self.W_key_rope(x3)[:, None], P)  # (B, 1, T, d_r): 1 head, shared
             latent = torch.cat((latent, k_rope), dim=-1)  # (B, 1, T, d_c + d_r)
         if cache is not None:  # k <- [c, k_R]: (B, 1, T, d_c + d_r); v: (B, 1, T, 0)
@@ -141,20 +142,20 @@ class MultiHeadLatentAttention(nn.Module):
             q = q @ self.W_up_key.weight.view(h, self.head_dim, d_c)  # (B, h, T, d_head) @ (h, d_head, d_c) -> (B, h, T, d_c)
             k, v = latent, c  # (B, 1, P + T, d_c + d_r), (B, 1, P + T, d_c)
         else:  # k_i = W_uk,i c, v_i = W_uv,i c, i = 1 .. h
-            k = self.W_up_key(c[:, 0]).view(B, P + T, h, -1).transpose(1, 2)  # (B, P + T, d_c) -> (B, h, P + T, d_head)
-            v = self.W_up_value(c[:, 0]).view(B, P + T, h, -1).transpose(1, 2)  # (B, P + T, d_c) -> (B, h, P + T, d_head)
+            k = split_heads(self.W_up_key(c[:, 0]), h)  # (B, P + T, d_c) -> (B, h, P + T, d_head)
+            v = split_heads(self.W_up_value(c[:, 0]), h)  # (B, P + T, d_c) -> (B, h, P + T, d_head)
             k = torch.cat((k, k_rope.expand(-1, h, -1, -1)), dim=-1)  # (B, h, P + T, d_head + d_r)
         if self.rope is not None:
             q = torch.cat((q, q_rope), dim=-1)  # (B, h, T, d_head + d_r) | (B, h, T, d_c + d_r)
-        mask = torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P) if P and T > 1 else None  # bottom-right: keys 0 .. P + i
+        mask = bottom_right_mask(T, P, x.device) if P and T > 1 else None  # (T, P + T): keys 0 .. P + i
         p = self.dropout.p if self.training else 0.0
-        out, att = AF._attention(  # absorb: h_kv = 1, k, v (B, 1, ...) -> (B, h, ...); out (B, h, T, d_c | d_head), att (B, h, T, P + T)
+        out, att = _attention(  # absorb: h_kv = 1, k, v (B, 1, ...) -> (B, h, ...); out (B, h, T, d_c | d_head), att (B, h, T, P + T)
             q, k, v, mask, is_causal=not P and T > 1, dropout_p=p, scale=self.scale, return_weights=return_weights
         )
         if absorb:  # sum_j a_j W_uv c_j = W_uv (sum_j a_j c_j)
             w_uv = self.W_up_value.weight.view(h, self.head_dim, d_c)  # (d_out, d_c) -> (h, d_head, d_c)
             out = out @ w_uv.transpose(-2, -1)  # (B, h, T, d_c) @ (h, d_c, d_head) -> (B, h, T, d_head)
-        z = self.out_proj(out.transpose(1, 2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
+        z = self.out_proj(merge_heads(out))  # (B, h, T, d_head) -> (B, T, d_out)
         if x.dim() == 2:
             z, att = z[0], None if att is None else att[0]  # (1, T, d_out) -> (T, d_out)
         return (z, att) if return_weights else z

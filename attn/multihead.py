@@ -13,7 +13,7 @@ import torch.nn as nn
 from . import _checks
 from . import functional as AF
 from .causal import CausalAttention
-from .kv_cache import _causal_attention
+from .core import attend
 
 __all__ = ["MultiHeadAttentionWrapper", "MultiHeadAttention"]
 
@@ -83,16 +83,16 @@ class MultiHeadAttention(nn.Module):
         \mathrm{head}_i = \operatorname{softmax}\!\left(
             \frac{Q_i K_i^\top}{\sqrt{d_{head}}} + M\right) V_i
 
-    The heads are split and joined with ``view`` and ``transpose``, as
-    :func:`attn.functional.split_heads` and :func:`attn.functional.merge_heads` do; the
+    The forward pass is the one of every attention layer of the package,
+    :func:`attn.core.attend`: the heads are split and joined with
+    :func:`attn.functional.split_heads` and :func:`attn.functional.merge_heads`; the
     attention itself is one call to the kernel of
     :func:`attn.functional.scaled_dot_product_attention`, which chooses the path. Two
     paths, tested equal: without weights requested, one call to
     ``torch.nn.functional.scaled_dot_product_attention`` (with ``is_causal=True`` when
-    there is no padding mask); with ``return_weights=True``, the explicit path
-    (scores, mask, softmax, dropout) that also returns the per-head weights. With a
-    :class:`attn.KVCache`, the forward pass is the one of every causal layer of the
-    package (the same as :class:`attn.GroupedQueryAttention`'s).
+    there is no padding mask and no cached position); with ``return_weights=True``, the
+    explicit path (scores, mask, softmax, dropout) that also returns the per-head
+    weights. With a :class:`attn.KVCache`, the new tokens attend to the cached ones too.
 
     Args:
         d_in (int): width of each input embedding.
@@ -113,8 +113,8 @@ class MultiHeadAttention(nn.Module):
         mask (torch.Tensor or None): buffer, bool ``(context_length, context_length)``
             lower-triangular (``True`` = may attend) when ``causal``, else ``None``; as
             in Raschka's ``MultiHeadAttention`` (*Build a Large Language Model (From
-            Scratch)*, Manning 2024, section 3.6), kept in the ``state_dict`` (the forward pass passes
-            ``is_causal`` instead, and the explicit path builds ``mask[:T, :T]``).
+            Scratch)*, Manning 2024, section 3.6), kept in the ``state_dict``; the forward
+            pass passes ``is_causal`` instead, and uses ``mask[:T, :T]`` with a padding mask.
 
     Shape:
         - input ``x``: ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``
@@ -148,8 +148,9 @@ class MultiHeadAttention(nn.Module):
         """Number of key-value heads; equal to ``num_heads`` (each query head has its own keys and values)."""
         return self.num_heads
 
-    def forward(self, x, *, key_padding_mask=None, return_weights=False, cache=None):
-        """Multi-head context vectors.
+    @_checks.door(_checks.forward_inputs)
+    def forward(self, x, *, key_padding_mask=None, return_weights=False, cache=None, positions=None, mask=None):
+        """Multi-head context vectors: :func:`attn.core.attend` with this layer's weights.
 
         Args:
             x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``;
@@ -163,27 +164,18 @@ class MultiHeadAttention(nn.Module):
                 (causal modules only). The new tokens' keys and values are appended to
                 it; new token ``i`` sits at position ``T_cached + i`` and attends to
                 positions ``0 .. T_cached + i``; ``T_cached + T <= context_length``.
+            positions (torch.Tensor, optional): int64 ``(B, T)`` or ``(T,)``, the new
+                tokens' positions (used by a rotation; this layer has none).
+            mask (torch.Tensor, optional): bool, broadcastable to
+                ``(B, h, T, T_cached + T)``, ``True`` = may attend; replaces the causal
+                mask. Not with ``key_padding_mask``.
 
         Returns:
             torch.Tensor or tuple: ``z`` of shape ``(..., T, d_out)``, or ``(z, weights)``
             with ``weights`` of shape ``(..., h, T, T_cached + T)``.
         """
-        key_padding_mask = _checks.forward_inputs(self, x, return_weights, key_padding_mask, cache)
-        if cache is not None:  # KV cache: kv_cache._causal_attention
-            return _causal_attention(self, x, cache, return_weights)
-        return self._attend(x, key_padding_mask, return_weights)
-
-    def _attend(self, x, key_padding_mask, return_weights):
-        """The forward pass without a cache, on checked inputs."""
-        q = self.W_query(x).view(*x.shape[:-1], self.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
-        k = self.W_key(x).view(*x.shape[:-1], self.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
-        v = self.W_value(x).view(*x.shape[:-1], self.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
-        mask = None
-        if key_padding_mask is not None:  # (B, T) -> (B, 1, 1, T), broadcast: (B, h, T, T)
-            mask = key_padding_mask[..., None, None, :]
-        p = self.dropout.p if self.training else 0.0
-        out, att = AF._attention(  # F.scaled_dot_product_attention | return_weights: softmax(S + mask) V
-            q, k, v, mask, is_causal=self.causal, dropout_p=p, return_weights=return_weights
-        )
-        z = self.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
-        return (z, att) if return_weights else z
+        if key_padding_mask is not None:  # (B, T) -> (B, 1, 1, T)
+            mask = key_padding_mask.reshape(*x.shape[:-2], 1, 1, -1)
+            if self.causal:  # (B, 1, 1, T) & (T, T) -> (B, 1, T, T)
+                mask = mask & self.mask[:x.size(-2), :x.size(-2)]
+        return attend(self, x, cache=cache, positions=positions, mask=mask, return_weights=return_weights)

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from . import _checks, _trained
 from .cross_attention import CrossAttention
+from .kv_cache import KVCache
 from .multihead import MultiHeadAttention
 
 __all__ = [
@@ -56,6 +57,24 @@ def date_batch(batch_size, generator=None):
     src = [encode(f"{a:02d}/{b:02d}/{c:04d}") for a, b, c in zip(d.tolist(), m.tolist(), y.tolist())]
     tgt = [encode(f"{c:04d}-{b:02d}-{a:02d}") for a, b, c in zip(d.tolist(), m.tolist(), y.tolist())]
     return torch.stack(src), torch.stack(tgt)  # (B, 10), (B, 10)
+
+
+def _check_forward(model, src, tgt_in, *, return_weights=False):
+    """The checks of :meth:`Seq2Seq.forward`."""
+    V = len(SYMBOLS) + 1
+    _checks.token_ids("src", src, V, model.max_len)
+    _checks.token_ids("tgt_in", tgt_in, V, model.max_len)
+    if src.dim() != 2 or tgt_in.dim() != 2 or src.size(0) != tgt_in.size(0):
+        raise ValueError(f"src and tgt_in must have shape (B, T) with the same B, got "
+                         f"{tuple(src.shape)} and {tuple(tgt_in.shape)}")
+    _checks.flag("return_weights", return_weights)
+
+
+def _check_generate(model, src):
+    """The checks of :meth:`Seq2Seq.generate`."""
+    _checks.token_ids("src", src, len(SYMBOLS) + 1, model.max_len)
+    if src.dim() != 2:
+        raise ValueError(f"src must have shape (B, T_src), got {tuple(src.shape)}")
 
 
 class Seq2Seq(nn.Module):
@@ -98,6 +117,7 @@ class Seq2Seq(nn.Module):
         self.dec_mlp = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
         self.head = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, V))
 
+    @_checks.door(_check_forward)
     def forward(self, src, tgt_in, *, return_weights=False):
         """Scores of the next target token at each decoder position.
 
@@ -111,41 +131,46 @@ class Seq2Seq(nn.Module):
             torch.Tensor or tuple: logits ``(B, T_tgt, 13)``, or ``(logits, weights)``
             with ``weights`` ``(B, h, T_tgt, T_src)``.
         """
-        V = len(SYMBOLS) + 1
-        _checks.token_ids("src", src, V, self.max_len)
-        _checks.token_ids("tgt_in", tgt_in, V, self.max_len)
-        if src.dim() != 2 or tgt_in.dim() != 2 or src.size(0) != tgt_in.size(0):
-            raise ValueError(f"src and tgt_in must have shape (B, T) with the same B, got "
-                             f"{tuple(src.shape)} and {tuple(tgt_in.shape)}")
-        _checks.flag("return_weights", return_weights)
-        return self._forward(src, tgt_in, return_weights)
+        return self._decode(self._encode(src), tgt_in, return_weights=return_weights)
 
-    def _forward(self, src, tgt_in, return_weights=False):
-        """The forward pass on checked inputs."""
+    def _encode(self, src):
+        """The encoder: source ids ``(B, T_src)`` -> ``h`` ``(B, T_src, d)``."""
         h = self.tok_emb(src) + self.src_pos.weight[: src.size(1)]  # (B, T_src, d)
-        h = h + self.enc_attn._attend(self.enc_ln(h), None, False)  # (B, T_src, d)
-        h = h + self.enc_mlp(h)  # (B, T_src, d)
+        h = h + self.enc_attn(self.enc_ln(h))  # (B, T_src, d), causal=False
+        return h + self.enc_mlp(h)  # (B, T_src, d)
+
+    def _decode(self, h, tgt_in, memory=None, return_weights=False):
+        """The decoder: ids ``(B, T_tgt)`` read the encoder's ``h`` -> logits ``(B, T_tgt, 13)``.
+
+        ``memory``: an :class:`attn.KVCache` for the cross-attention's keys and values
+        of ``h``, computed at the first call and read at the next ones.
+        """
         y = self.tok_emb(tgt_in) + self.tgt_pos.weight[: tgt_in.size(1)]  # (B, T_tgt, d)
-        y = y + self.dec_attn._attend(self.dec_ln1(y), None, False)  # (B, T_tgt, d)
-        c, w = self.cross._attend(self.dec_ln2(y), h, None, True)  # (B, T_tgt, d), (B, h, T_tgt, T_src)
+        y = y + self.dec_attn(self.dec_ln1(y))  # (B, T_tgt, d), causal=True
+        c, w = self.cross(self.dec_ln2(y), h, cache=memory, return_weights=True)  # (B, T_tgt, d), (B, h, T_tgt, T_src)
         y = y + c
         y = y + self.dec_mlp(y)  # (B, T_tgt, d)
         logits = self.head(y)  # (B, T_tgt, 13)
         return (logits, w) if return_weights else logits
 
     @torch.no_grad()
+    @_checks.door(_check_generate)
     def generate(self, src):
-        """Greedy decoding of ``TGT_LEN`` tokens for source ids ``src`` ``(B, T_src)``."""
-        self.forward(src, torch.full((src.size(0), 1), BOS))  # checks src once
-        out = torch.full((src.size(0), 1), BOS)  # (B, 1)
+        """Greedy decoding of ``TGT_LEN`` tokens for source ids ``src`` ``(B, T_src)``.
+
+        The encoder runs once, and the cross-attention projects its output to keys and
+        values once (``memory``); each step runs the decoder on the tokens written so far.
+        """
+        h, memory = self._encode(src), KVCache()  # (B, T_src, d); the cross-attention's K, V of h
+        out = torch.full((src.size(0), 1), BOS, device=src.device)  # (B, 1)
         for _ in range(TGT_LEN):
-            nxt = self._forward(src, out)[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+            nxt = self._decode(h, out, memory)[:, -1].argmax(-1, keepdim=True)  # (B, 1)
             out = torch.cat([out, nxt], dim=1)  # (B, t) -> (B, t + 1)
         return out[:, 1:]  # (B, TGT_LEN)
 
 
 def _shift(tgt):
-    return torch.cat([torch.full((tgt.size(0), 1), BOS), tgt[:, :-1]], dim=1)  # (B, T) -> (B, T)
+    return torch.cat([torch.full((tgt.size(0), 1), BOS, device=tgt.device), tgt[:, :-1]], dim=1)  # (B, T) -> (B, T)
 
 
 @_trained.shared()
@@ -162,11 +187,12 @@ def train(model, steps=400, batch_size=64, lr=3e-3, seed=0):
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
+    device = model.tok_emb.weight.device
     model.train()
     losses = []
     for _ in range(steps):
-        src, tgt = date_batch(batch_size, g)
-        logits = model._forward(src, _shift(tgt))  # (B, T, 13)
+        src, tgt = (t.to(device) for t in date_batch(batch_size, g))  # (B, 10), on the model's device
+        logits = model(src, _shift(tgt))  # (B, T, 13)
         loss = F.cross_entropy(logits.flatten(0, 1), tgt.flatten())
         opt.zero_grad()
         loss.backward()
@@ -196,7 +222,8 @@ def cross_weights(model, src, tgt):
         src, tgt (torch.Tensor): ids ``(B, 10)``, as :func:`date_batch` gives them.
     """
     _check_pair(model, src, tgt)
-    return model._forward(src, _shift(tgt), return_weights=True)[1]
+    with _checks.checked():  # src and tgt checked above
+        return model(src, _shift(tgt), return_weights=True)[1]
 
 
 def alignment_accuracy(model, src, tgt):
@@ -204,7 +231,7 @@ def alignment_accuracy(model, src, tgt):
     on the aligned source token :data:`ALIGNMENT`; a float in ``[0, 1]``."""
     w = cross_weights(model, src, tgt).mean(1)  # checks the inputs  # (B, h, T_tgt, T_src) -> (B, T_tgt, T_src)
     steps = [i for i, a in enumerate(ALIGNMENT) if a is not None]
-    want = torch.tensor([ALIGNMENT[i] for i in steps])  # (8,)
+    want = torch.tensor([ALIGNMENT[i] for i in steps], device=w.device)  # (8,)
     return (w[:, steps].argmax(-1) == want).float().mean().item()
 
 

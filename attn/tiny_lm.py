@@ -21,12 +21,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _checks
-from . import functional as AF
 from .grouped_query import GroupedQueryAttention
-from .kv_cache import KVCache, _causal_attention
+from .core import bottom_right_mask
+from .kv_cache import KVCache
 from .rope import rotate_half
 
 __all__ = ["TinyLM", "Block", "pattern_batch", "train", "evaluate", "step_times", "streaming_loss"]
+
+
+def _check_block(block, x, cache=None, *, positions=None, mask=None, return_weights=False):
+    """The checks of :meth:`Block.forward`: those of its attention layer."""
+    _checks.forward_inputs(block.attn, x, return_weights, cache=cache, positions=positions, mask=mask)
 
 
 class Block(nn.Module):
@@ -55,49 +60,51 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
 
-    def forward(self, x, cache=None):
-        """``x`` ``(B, T, d_model)``; ``cache``: this block's :class:`attn.KVCache` or ``None``."""
-        _checks.forward_inputs(self.attn, x, False, cache=cache)
-        return self._forward(x, cache)
+    @_checks.door(_check_block)
+    def forward(self, x, cache=None, *, positions=None, mask=None, return_weights=False):
+        """``x`` ``(B, T, d_model)``; ``cache``: this block's :class:`attn.KVCache` or ``None``.
 
-    def _forward(self, x, cache, pos=None, allowed=None, return_weights=False):
-        """:meth:`forward` on checked inputs (what :class:`TinyLM` calls at every step).
-
-        ``pos`` ``(B, T)``: positions to rotate by (``None``: ``P .. P + T - 1``);
-        ``allowed`` ``(B, 1, T, P + T)``: the mask (``None``: causal). With
+        ``positions`` and ``mask``: as :meth:`attn.GroupedQueryAttention.forward`. With
         ``return_weights``, returns ``(x, weights)``.
         """
-        if pos is None and allowed is None:
-            a = _causal_attention(self.attn, self.ln1(x), cache, return_weights)
-        else:
-            a = _attention_at(self.attn, self.ln1(x), cache, pos, allowed, return_weights)
+        a = self.attn(self.ln1(x), cache=cache, positions=positions, mask=mask, return_weights=return_weights)
         a, att = a if return_weights else (a, None)
         x = x + a  # (B, T, d_model)
         x = x + self.mlp(self.ln2(x))  # (B, T, d_model)
         return (x, att) if return_weights else x
 
 
-def _attention_at(m, x, cache, pos, allowed, return_weights):
-    """:func:`attn.kv_cache._causal_attention` with the positions and the mask given.
+def _check_forward(model, idx, caches=None, *, position_ids=None, key_padding_mask=None, return_weights=False):
+    """The checks of :meth:`TinyLM.forward`."""
+    P = model._check_inputs(idx, caches)
+    _checks.flag("return_weights", return_weights)
+    B, T = idx.shape
+    if position_ids is not None:
+        _checks.tensor("position_ids", position_ids)
+        if tuple(position_ids.shape) != (B, T):
+            raise ValueError(f"position_ids must have the shape of idx, (B, T) = {(B, T)}, "
+                             f"got shape {tuple(position_ids.shape)}")
+        _checks.position_ids("position_ids", position_ids, (B, T), model.context_length)
+    if key_padding_mask is not None:
+        _checks.padding("key_padding_mask", key_padding_mask, B, P + T)  # (B, T_cached + T)
 
-    ``pos`` ``(B, T)``: the position of each new token, rotated by RoPE (``None``:
-    ``P .. P + T - 1``); ``allowed`` ``(B, 1, T, P + T)`` bool, ``True`` = may attend.
-    """
-    P = 0 if cache is None else len(cache)  # T_cached
-    q = m.W_query(x).view(*x.shape[:-1], m.num_heads, -1).transpose(-3, -2)  # (B, T, d_out) -> (B, h, T, d_head)
-    k = m.W_key(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
-    v = m.W_value(x).view(*x.shape[:-1], m.num_kv_heads, -1).transpose(-3, -2)  # (B, T, d_kv) -> (B, h_kv, T, d_head)
-    if m.rope is not None and pos is None:  # RoPE: p = P .. P + T - 1
-        q, k = m.rope._rotate(q, P), m.rope._rotate(k, P)
-    elif m.rope is not None:  # RoPE: p = pos[b, t]
-        q, k = m.rope._rotate_at(q, pos), m.rope._rotate_at(k, pos)
-    if cache is not None:
-        k, v = cache.update(k, v)  # (B, h_kv, P + T, d_head)
-    p = m.dropout.p if m.training else 0.0
-    out, att = AF._attention(q, k, v, allowed, dropout_p=p, return_weights=return_weights,
-                             enable_gqa=m.num_kv_heads != m.num_heads)  # (B, h, T, d_head)
-    z = m.out_proj(out.transpose(-3, -2).flatten(-2))  # (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, d_out)
-    return (z, att) if return_weights else z
+
+def _check_generate(model, idx, max_new_tokens, use_cache=True, *, key_padding_mask=None):
+    """The checks of :meth:`TinyLM.generate`."""
+    _checks.positive_int("max_new_tokens", max_new_tokens)
+    _checks.flag("use_cache", use_cache)
+    model._check_inputs(idx, None, extra=max_new_tokens)
+    _check_prompt_mask(idx, key_padding_mask)
+
+
+def _check_prompt_mask(idx, key_padding_mask):
+    """The check of :meth:`TinyLM.generate`'s ``key_padding_mask`` ``(B, T_prompt)``."""
+    if key_padding_mask is None:
+        return
+    _checks.padding("key_padding_mask", key_padding_mask, *idx.shape)
+    if not key_padding_mask.any(dim=1).all():
+        raise ValueError("key_padding_mask must mark at least one real token (True) in every prompt, "
+                         f"got a row of False: {key_padding_mask.any(dim=1).tolist()}")
 
 
 class TinyLM(nn.Module):
@@ -157,6 +164,7 @@ class TinyLM(nn.Module):
         """One empty :class:`attn.KVCache` per block, for :meth:`forward`'s ``caches``."""
         return [KVCache() for _ in self.blocks]
 
+    @_checks.door(_check_forward)
     def forward(self, idx, caches=None, *, position_ids=None, key_padding_mask=None, return_weights=False):
         """Scores of the next token at every position.
 
@@ -177,20 +185,18 @@ class TinyLM(nn.Module):
             torch.Tensor or tuple: logits ``(B, T, vocab_size)``, or ``(logits, weights)``
             with ``weights`` a list of ``(B, num_heads, T, T_cached + T)``, one per block.
         """
-        P = self._check_inputs(idx, caches)
-        _checks.flag("return_weights", return_weights)
-        pos, allowed = _check_positions(self, idx, P, position_ids, key_padding_mask)
-        return self._forward(idx, caches, pos, allowed, return_weights)
-
-    def _forward(self, idx, caches, pos=None, allowed=None, return_weights=False):
-        """:meth:`forward` on checked inputs (the decoding loops call this one)."""
+        B, T = idx.shape
+        P = 0 if caches is None else len(caches[0])  # T_cached
+        mask = None  # None: causal; with padding: (T, P + T) & (B, 1, 1, P + T) -> (B, 1, T, P + T)
+        if key_padding_mask is not None:
+            mask = bottom_right_mask(T, P, idx.device) & key_padding_mask[:, None, None, :]
         x = self.tok_emb(idx)  # (B, T) -> (B, T, d_model)
-        if self.pos_emb is not None:  # absolute positions: P .. P + T - 1, or pos
-            P = 0 if caches is None else len(caches[0])
-            x = x + self.pos_emb(torch.arange(P, P + idx.size(1), device=idx.device) if pos is None else pos)
+        if self.pos_emb is not None:  # absolute positions: P .. P + T - 1, or position_ids
+            x = x + self.pos_emb(torch.arange(P, P + T, device=idx.device) if position_ids is None else position_ids)
         weights = []  # with return_weights: one (B, h, T, P + T) per block
         for i, block in enumerate(self.blocks):
-            x = block._forward(x, None if caches is None else caches[i], pos, allowed, return_weights)
+            cache = None if caches is None else caches[i]
+            x = block(x, cache, positions=position_ids, mask=mask, return_weights=return_weights)
             if return_weights:
                 x, att = x  # (B, T, d_model), (B, h, T, P + T)
                 weights.append(att)
@@ -198,6 +204,7 @@ class TinyLM(nn.Module):
         return (logits, weights) if return_weights else logits
 
     @torch.no_grad()
+    @_checks.door(_check_generate)
     def generate(self, idx, max_new_tokens, use_cache=True, *, key_padding_mask=None):
         """Greedy decoding: append the most likely next token, ``max_new_tokens`` times.
 
@@ -217,16 +224,13 @@ class TinyLM(nn.Module):
         Returns:
             torch.Tensor: ``(B, T_prompt + max_new_tokens)``, the prompt then the new tokens.
         """
-        _checks.positive_int("max_new_tokens", max_new_tokens)
-        _checks.flag("use_cache", use_cache)
-        self._check_inputs(idx, None, extra=max_new_tokens)
-        mask = _check_prompt_mask(idx, key_padding_mask)  # (B, T_prompt), bool
+        mask = torch.ones_like(idx, dtype=torch.bool) if key_padding_mask is None else key_padding_mask  # (B, T_prompt)
         caches = self.new_caches() if use_cache else None
         step_input = idx  # (B, T_prompt)
         for _ in range(max_new_tokens):
-            T = step_input.size(1)  # pos, allowed: (B, T), (B, 1, T, P + T)
-            pos, allowed = (None, None) if key_padding_mask is None else _left_padded(mask, T)
-            logits = self._forward(step_input, caches, pos, allowed)  # (B, T, V)
+            pos = None if key_padding_mask is None else _left_padded(mask, step_input.size(1))  # (B, T)
+            kpm = None if key_padding_mask is None else mask  # (B, P + T)
+            logits = self(step_input, caches, position_ids=pos, key_padding_mask=kpm)  # (B, T, V)
             nxt = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, V) -> (B, 1)
             idx = torch.cat([idx, nxt], dim=1)  # (B, T) -> (B, T + 1)
             mask = F.pad(mask, (0, 1), value=True)  # (B, T) -> (B, T + 1)
@@ -302,52 +306,12 @@ class TinyLM(nn.Module):
 
 
 def _left_padded(mask, T):
-    """Positions and mask of the last ``T`` tokens of left-padded sequences.
+    """Positions of the last ``T`` tokens of left-padded sequences.
 
     ``mask`` ``(B, P + T)``, ``True`` = real token. A token's position is the number of
-    real tokens before it (0 at the first real one); a query sees the real tokens up to
-    itself. Returns ``(pos, allowed)``: ``(B, T)`` int64 and ``(B, 1, T, P + T)`` bool.
+    real tokens before it (0 at the first real one). Returns ``(B, T)`` int64.
     """
-    pos = (mask.long().cumsum(dim=-1) - 1).clamp(min=0)[:, -T:]  # (B, P + T) -> (B, T)
-    causal = AF.causal_mask(T, mask.size(1), align="bottom_right", device=mask.device)  # (T, P + T)
-    return pos, causal & mask[:, None, None, :]  # (T, P + T) & (B, 1, 1, P + T) -> (B, 1, T, P + T)
-
-
-def _check_positions(model, idx, P, position_ids, key_padding_mask):
-    """The checks of :meth:`TinyLM.forward`'s ``position_ids`` and ``key_padding_mask``.
-
-    Returns ``(pos, allowed)`` for :meth:`TinyLM._forward`: ``position_ids`` and the mask
-    ``(B, 1, T, P + T)`` (causal, bottom-right, without the padded keys), or ``None``.
-    """
-    B, T = idx.shape
-    if position_ids is not None:
-        _checks.tensor("position_ids", position_ids)
-        if position_ids.dtype != torch.long:
-            raise TypeError(f"position_ids must hold int64 positions, got dtype {position_ids.dtype}")
-        if tuple(position_ids.shape) != (B, T):
-            raise ValueError(f"position_ids must have the shape of idx, (B, T) = {(B, T)}, "
-                             f"got shape {tuple(position_ids.shape)}")
-        if position_ids.min() < 0 or position_ids.max() >= model.context_length:
-            raise ValueError(f"position_ids must lie in [0, context_length={model.context_length}), got "
-                             f"values from {position_ids.min().item()} to {position_ids.max().item()}")
-    if key_padding_mask is None:
-        if position_ids is None:
-            return None, None
-        return position_ids, AF.causal_mask(T, P + T, align="bottom_right", device=idx.device)  # (T, P + T)
-    _checks.padding("key_padding_mask", key_padding_mask, B, P + T)  # (B, T_cached + T)
-    causal = AF.causal_mask(T, P + T, align="bottom_right", device=idx.device)  # (T, P + T)
-    return position_ids, causal & key_padding_mask[:, None, None, :]  # (B, 1, T, P + T)
-
-
-def _check_prompt_mask(idx, key_padding_mask):
-    """The check of :meth:`TinyLM.generate`'s ``key_padding_mask``; returns a ``(B, T_prompt)`` mask."""
-    if key_padding_mask is None:
-        return torch.ones_like(idx, dtype=torch.bool)  # (B, T_prompt)
-    _checks.padding("key_padding_mask", key_padding_mask, *idx.shape)
-    if not key_padding_mask.any(dim=1).all():
-        raise ValueError("key_padding_mask must mark at least one real token (True) in every prompt, "
-                         f"got a row of False: {key_padding_mask.any(dim=1).tolist()}")
-    return key_padding_mask
+    return (mask.long().cumsum(dim=-1) - 1).clamp(min=0)[:, -T:]  # (B, P + T) -> (B, T)
 
 
 def _check_evict(model, caches, size, num_sinks):
@@ -409,12 +373,13 @@ def train(model, batch, steps, lr=3e-3, seed=0):
     _checks.positive_int("steps", steps)
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    device = model.head.weight.device
     model.train()
     losses = []
     for step in range(steps):
         for group in opt.param_groups:  # learning rate decays linearly to 0
             group["lr"] = lr * (1 - step / steps)
-        loss = _loss(model, batch(g))
+        loss = _loss(model, batch(g).to(device))  # batch on the model's device
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # no spikes in the loss
@@ -431,7 +396,41 @@ def evaluate(model, x):
     return _loss(model, x).item()
 
 
+def _check_step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=time.perf_counter):
+    """The input checks of :func:`step_times`, in one call."""
+    if not isinstance(model, TinyLM):
+        raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
+    _checks.positive_int("max_new_tokens", max_new_tokens)
+    _checks.positive_int("repeats", repeats)
+    _checks.flag("use_cache", use_cache)
+    if not callable(clock):
+        raise TypeError(f"clock must be callable (e.g. time.perf_counter), got {type(clock).__name__}")
+    model._check_inputs(idx, None, extra=max_new_tokens)
+
+
+def _check_streaming(model, x, size, num_sinks=0):
+    """The checks of :func:`streaming_loss`."""
+    if not isinstance(model, TinyLM):
+        raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
+    _checks.tensor("x", x)
+    if x.dtype != torch.long:
+        raise TypeError(f"x must hold int64 token ids, got dtype {x.dtype}")
+    if x.dim() != 2 or x.size(1) < 2:
+        raise ValueError(f"x must have shape (B, T) with T >= 2, got shape {tuple(x.shape)}")
+    _checks.token_ids("x", x, model.vocab_size, x.size(1))
+    _checks.positive_int("size", size)
+    if size > model.context_length:
+        raise ValueError(f"size must be at most context_length={model.context_length}, got {size}")
+    _checks.non_negative_int("num_sinks", num_sinks)
+    if num_sinks >= size:
+        raise ValueError(f"num_sinks must be less than size={size}, got num_sinks={num_sinks}")
+    if model.pos_emb is not None:
+        raise ValueError("streaming_loss needs positions that can be renumbered (RoPE or none): "
+                         "this model has learned_positions=True")
+
+
 @torch.no_grad()
+@_checks.door(_check_step_times)
 def step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=time.perf_counter):
     """Time each step of greedy decoding, :meth:`TinyLM.generate`'s loop with a clock.
 
@@ -463,14 +462,13 @@ def step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=t
             ``clock`` is not callable.
         ValueError: as :meth:`TinyLM.generate`, or when ``repeats`` is not positive.
     """
-    _check_step_times(model, idx, max_new_tokens, use_cache, repeats, clock)
     runs = []
     for _ in range(repeats):
         caches = model.new_caches() if use_cache else None
         seq, step_input, times, fed = idx, idx, [], 0  # (B, T_prompt)
         for _ in range(max_new_tokens):
             start = clock()
-            logits = model._forward(step_input, caches)  # (B, T_step, V)
+            logits = model(step_input, caches)  # (B, T_step, V)
             nxt = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, V) -> (B, 1)
             times.append(clock() - start)
             fed += step_input.size(1)  # T_step
@@ -481,6 +479,7 @@ def step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=t
 
 
 @torch.no_grad()
+@_checks.door(_check_streaming)
 def streaming_loss(model, x, size, num_sinks=0):
     """Next-token losses of ``model`` reading ``x`` one token at a time, with evicting caches.
 
@@ -505,46 +504,12 @@ def streaming_loss(model, x, size, num_sinks=0):
         ValueError: when ``x`` is not ``(B, T)`` with ``T >= 2`` or holds ids out of
             range, ``size`` exceeds ``context_length``, or ``num_sinks >= size``.
     """
-    _check_streaming(model, x, size, num_sinks)
     caches, losses = model.new_caches(), []
     for t in range(x.size(1) - 1):
         model._evict(caches, size - 1, num_sinks)  # len <= size - 1: room for x[:, t]
-        logits = model._forward(x[:, t:t + 1], caches)  # (B, 1, V), at position len(cache)
+        logits = model(x[:, t:t + 1], caches)  # (B, 1, V), at position len(cache)
         losses.append(F.cross_entropy(logits[:, 0], x[:, t + 1], reduction="none"))  # (B,)
     return torch.stack(losses, dim=1)  # (T - 1) x (B,) -> (B, T - 1)
-
-
-def _check_streaming(model, x, size, num_sinks):
-    """The checks of :func:`streaming_loss`."""
-    if not isinstance(model, TinyLM):
-        raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
-    _checks.tensor("x", x)
-    if x.dtype != torch.long:
-        raise TypeError(f"x must hold int64 token ids, got dtype {x.dtype}")
-    if x.dim() != 2 or x.size(1) < 2:
-        raise ValueError(f"x must have shape (B, T) with T >= 2, got shape {tuple(x.shape)}")
-    _checks.token_ids("x", x, model.vocab_size, x.size(1))
-    _checks.positive_int("size", size)
-    if size > model.context_length:
-        raise ValueError(f"size must be at most context_length={model.context_length}, got {size}")
-    _checks.non_negative_int("num_sinks", num_sinks)
-    if num_sinks >= size:
-        raise ValueError(f"num_sinks must be less than size={size}, got num_sinks={num_sinks}")
-    if model.pos_emb is not None:
-        raise ValueError("streaming_loss needs positions that can be renumbered (RoPE or none): "
-                         "this model has learned_positions=True")
-
-
-def _check_step_times(model, idx, max_new_tokens, use_cache, repeats, clock):
-    """The input checks of :func:`step_times`, in one call."""
-    if not isinstance(model, TinyLM):
-        raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
-    _checks.positive_int("max_new_tokens", max_new_tokens)
-    _checks.positive_int("repeats", repeats)
-    _checks.flag("use_cache", use_cache)
-    if not callable(clock):
-        raise TypeError(f"clock must be callable (e.g. time.perf_counter), got {type(clock).__name__}")
-    model._check_inputs(idx, None, extra=max_new_tokens)
 
 
 def _loss(model, x):

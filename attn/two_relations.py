@@ -43,6 +43,14 @@ def make_batch(n, generator, *, vocab_size=10, T=10):
     return x, y
 
 
+def _check_forward(model, tokens, *, return_weights=False):
+    """The checks of :meth:`TwoRelationNet.forward`: ids ``(B, T)`` in ``[0, vocab_size)``, ``T <= context_length``."""
+    _checks.token_ids("tokens", tokens, model.vocab_size, model.context_length)
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens must have shape (B, T), got shape {tuple(tokens.shape)}")
+    _checks.flag("return_weights", return_weights)
+
+
 class TwoRelationNet(nn.Module):
     r"""Embedding, positional encoding, causal multi-head attention and a readout.
 
@@ -73,6 +81,9 @@ class TwoRelationNet(nn.Module):
 
     def __init__(self, vocab_size, d_model, context_length, num_heads, *, positional=True):
         super().__init__()
+        self.vocab_size, _, self.context_length, _ = _checks.sizes(
+            vocab_size=vocab_size, d_model=d_model, context_length=context_length, num_heads=num_heads)
+        _checks.divisible("d_model", d_model, "num_heads", num_heads)
         _checks.flags(positional=positional)
         self.tok_emb = nn.Embedding(vocab_size, d_model)
         self.pos = (PositionalEncoding(d_model, max_len=context_length, dropout=0.0)
@@ -82,6 +93,7 @@ class TwoRelationNet(nn.Module):
         self.readout = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(),
                                      nn.Linear(4 * d_model, vocab_size))
 
+    @_checks.door(_check_forward)
     def forward(self, tokens, *, return_weights=False):
         """Scores for every position (and the heads' weights when asked).
 

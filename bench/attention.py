@@ -234,12 +234,13 @@ SECTIONS = {
 
 
 def main(names):
+    """Run the sections named (all by default); return False when a section's target was MISSED."""
     unknown = [n for n in names if n not in SECTIONS]
     if unknown:
         sys.exit(f"unknown section(s) {unknown}; choose from {list(SECTIONS)}")
-    for name in names or SECTIONS:
-        SECTIONS[name]()
+    results = [SECTIONS[name]() for name in names or SECTIONS]  # None: a section without a target
+    return all(r is not False for r in results)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(0 if main(sys.argv[1:]) else 1)  # a MISSED target fails the run

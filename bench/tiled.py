@@ -83,8 +83,8 @@ def main():
     ratio = peaks["explicit", 4096] / peaks["tiled", 4096]
     verdict = "ok" if ratio >= TARGET else "MISSED"
     print(f"at T=4096, explicit / tiled peak memory = {ratio:.1f} (target >= {TARGET}: {verdict})")
-    return ratio
+    return verdict == "ok"
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(0 if main() else 1)  # a MISSED target fails the run

@@ -8,27 +8,11 @@ from ``docs/references.bib`` instead.  ``tests/book/test_stands_alone.py`` reads
 built pages the same way.
 """
 
-import re
-
 import polib
 import pytest
 from book_pages import DOCS, EXAMPLES, ROOT
 
-# English: "the notes", "the course notes", "the slides' seed", "course notebook", ...
-ENGLISH = re.compile(
-    r"\b(?:the|these|those|its|their|our)\s+(?:course\s+)?(?:notes|slides)\b|\bcourse\s+notebooks?\b"
-    r"|\b(?:notes|slides)'|\bthe course\b|\blecture notes\b",
-    re.IGNORECASE,
-)
-# Spanish: «los apuntes», «las diapositivas», «el curso», «del curso».
-SPANISH = re.compile(r"\bapuntes\b|\bdiapositivas?\b|\b(?:el|del|al|este|un)\s+curso\b", re.IGNORECASE)
-UNSEEN = re.compile(f"{ENGLISH.pattern}|{SPANISH.pattern}", re.IGNORECASE)
-
-
-def mentions(text):
-    """The phrases of ``text`` that point at unseen notes, slides or a course."""
-    return [m.group(0) for m in UNSEEN.finditer(text)]
-
+from tests.helpers.text import mentions
 
 def source_files():
     yield from sorted(p for p in DOCS.rglob("*.md") if not p.relative_to(DOCS).parts[0].startswith(("_", ".")))

@@ -50,19 +50,21 @@ SIGNATURES = {
     attn.circuits.repeated_tokens: "(batch_size, half, vocab_size, generator=None)",
     attn.circuits.train_induction: "(model, steps=600, batch_size=64, half=12, lr=0.01, seed=0)",
     attn.circuits.copy_accuracy: "(model, x, *, ablate=())",
+    attn.core.attend: "(m, x, *, cache=None, positions=None, mask=None, context=None, return_weights=False)",
+    attn.core.bottom_right_mask: "(T, P, device=None)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",
     attn.SelfAttentionV2: "(x, *, return_weights=False)",
     attn.CausalAttention: "(x, *, return_weights=False)",
     attn.MultiHeadAttentionWrapper: "(x, *, return_weights=False)",
-    attn.MultiHeadAttention: "(x, *, key_padding_mask=None, return_weights=False, cache=None)",
+    attn.MultiHeadAttention: "(x, *, key_padding_mask=None, return_weights=False, cache=None, positions=None, mask=None)",
     attn.SeqFirstMultiHeadAttention: "(query, key, value, mask=None, *, return_weights=False)",
     attn.TransformerInputBlock: "(tokens, key_padding_mask=None, *, return_weights=False)",
     attn.PositionalEncoding: "(x)",
-    attn.GroupedQueryAttention: "(x, *, return_weights=False, cache=None)",
+    attn.GroupedQueryAttention: "(x, *, cache=None, positions=None, mask=None, return_weights=False)",
     attn.MultiHeadLatentAttention: "(x, *, cache=None, absorb=False, return_weights=False)",
-    attn.CrossAttention: "(x, context, *, context_padding_mask=None, return_weights=False)",
+    attn.CrossAttention: "(x, context, *, context_padding_mask=None, return_weights=False, cache=None)",
     attn.circuits.AttentionOnly: "(idx, *, return_weights=False, ablate=())",
 }
 
@@ -163,4 +165,3 @@ def test_one_spelling_of_journey():
     assert len(places) > 10
     found = [p.name for p in places if "attn.data.journey" in p.read_text(encoding="utf-8")]
     assert not found, f"attn.data.journey() instead of attn.journey() in {found}"
-    assert attn.journey is attn.data.journey

@@ -6,8 +6,6 @@ between the paths compared); float64 atol=1e-10, rtol=1e-8.
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from torch.testing import assert_close
 
 import attn
@@ -112,30 +110,6 @@ def _chunks(draw_sizes, T):
     if left:
         sizes.append(left)
     return sizes
-
-
-@settings(max_examples=30, deadline=None)
-@given(
-    T=st.integers(1, 16),
-    sizes=st.lists(st.integers(1, 6), min_size=1, max_size=16),
-    kv=st.sampled_from([(4, 4), (4, 2), (4, 1)]),
-    rope=st.booleans(),
-    dtype=st.sampled_from(DTYPES),
-)
-def test_chunked_with_cache_equals_whole(T, sizes, kv, rope, dtype):
-    """Feeding a sequence in chunks of any sizes through a cache = one call on all of it."""
-    m = _gqa(*kv, rope_base=10000.0 if rope else None, dtype=dtype)
-    x = torch.randn(2, T, 6, dtype=dtype, generator=torch.Generator().manual_seed(T))
-    cache = attn.KVCache()
-    with torch.no_grad():
-        whole = m(x)
-        parts, start = [], 0
-        for n in _chunks(sizes, T):
-            parts.append(m(x[:, start:start + n], cache=cache))
-            start += n
-    assert len(cache) == T
-    assert cache.k.shape == (2, kv[1], T, m.head_dim)
-    assert_close(torch.cat(parts, dim=1), whole, **TOL[dtype])
 
 
 def test_cached_weights_see_every_cached_position_and_causally_the_new_ones():

@@ -9,8 +9,6 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from torch.testing import assert_close
 
 import attn
@@ -87,29 +85,6 @@ def test_absorbed_and_naive_forms_agree_with_weights_and_gradients(dtype):
     g1 = torch.autograd.grad(m(x, absorb=True).square().sum(), list(m.parameters()))
     for a, b in zip(g0, g1):
         assert_close(a, b, **TOL[dtype])
-
-
-@settings(max_examples=20, deadline=None)
-@given(
-    sizes=st.lists(st.integers(1, 5), min_size=1, max_size=10).filter(lambda s: sum(s) <= 24),
-    dtype=st.sampled_from(DTYPES),
-    absorb=st.lists(st.booleans(), min_size=10, max_size=10),
-    paged=st.booleans(),
-    rope_head_dim=st.sampled_from([0, 2, 4]),
-)
-def test_decoding_in_chunks_through_a_cache_equals_the_full_pass(sizes, dtype, absorb, paged, rope_head_dim):
-    m = _mla(dtype, rope_head_dim)
-    T = sum(sizes)
-    x = torch.randn(2, T, 10, dtype=dtype, generator=torch.Generator().manual_seed(T))
-    cache = attn.PagedKVCache(40, 3) if paged else attn.KVCache()
-    parts, start = [], 0
-    with torch.no_grad():
-        whole = m(x)
-        for n, a in zip(sizes, absorb):  # each chunk in either form: they share the cache
-            parts.append(m(x[:, start:start + n], cache=cache, absorb=a))
-            start += n
-    assert len(cache) == T
-    assert_close(torch.cat(parts, dim=1), whole, **TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

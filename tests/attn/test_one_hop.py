@@ -3,9 +3,12 @@
 What the tests pin down: no import circle in ``attn``; a decode step (T = 1 after a
 cache) passes no mask and ``is_causal=False`` to PyTorch's fused attention; grouped-query
 attention shares its key-value heads with ``enable_gqa=True`` instead of copying them; no
-host sync (``bool(tensor)``, ``.item()``) on the fast path; ``KVCache`` keeps copies of
-what it is given; ``d_k = 0`` gives one ``ValueError`` on every path; any object with
-``update(k, v)`` and ``len()`` works as a cache.
+host sync (``bool(tensor)``, ``.item()``) on the fast path, left-padded decoding included;
+``d_k = 0`` gives one ``ValueError`` on every path; any object with ``update(k, v)`` and
+``len()`` works as a cache; the checks run once per call from outside, however many
+layers and steps it runs, and forward hooks fire on every block and attention layer.
+(``tests/attn/test_cache_contracts.py``: a cache keeps copies, and chunks through any
+cache equal the whole pass.)
 
 Tolerances: float64, atol=1e-10, rtol=1e-8.
 """
@@ -20,6 +23,7 @@ from torch.testing import assert_close
 import attn
 import attn.functional as AF
 from attn.tiny_lm import TinyLM
+from tests.helpers.caches import ListCache
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "attn"
@@ -190,32 +194,6 @@ def test_the_sync_spy_sees_a_sync(monkeypatch):
         bool(torch.ones(2, 3, dtype=torch.bool).all())
 
 
-def test_kv_cache_keeps_no_reference_to_the_callers_tensors():
-    cache = attn.KVCache()
-    k1, v1 = torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4)
-    k1_copy, v1_copy = k1.clone(), v1.clone()
-    cache.update(k1, v1)
-    k1.add_(1.0)  # the caller changes its tensors afterwards
-    v1.zero_()
-    assert_close(cache.k, k1_copy, atol=0, rtol=0)
-    assert_close(cache.v, v1_copy, atol=0, rtol=0)
-    k2, v2 = torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4)
-    k2_copy = k2.clone()
-    k_all, v_all = cache.update(k2, v2)
-    k2.mul_(0.0)
-    assert_close(cache.k, torch.cat([k1_copy, k2_copy], dim=2), atol=0, rtol=0)
-    assert k_all is cache.k and v_all is cache.v
-    # and a module's cache does not hold the projections' outputs either
-    m = _layers()["mha"]
-    cache = attn.KVCache()
-    x = torch.randn(1, 3, 8, dtype=torch.float64)
-    with torch.no_grad():
-        m(x, cache=cache)
-        before = cache.k.clone()
-        m.W_key.weight.zero_()
-    assert_close(cache.k, before, atol=0, rtol=0)
-
-
 D_K_ZERO = r"q and k must have d_k >= 1 features, got q shape \(2, 3, 0\)"
 
 
@@ -237,21 +215,6 @@ def test_d_k_zero_is_one_value_error_on_every_path(call):
     v = torch.randn(2, 3, 5)
     with pytest.raises(ValueError, match=D_K_ZERO):
         call(q, k, v)
-
-
-class ListCache:
-    """A cache built like KVCache, from lists of chunks: the modules take any such object."""
-
-    def __init__(self):
-        self.ks, self.vs = [], []
-
-    def __len__(self):
-        return sum(k.size(-2) for k in self.ks)
-
-    def update(self, k, v):
-        self.ks.append(k.clone())
-        self.vs.append(v.clone())
-        return torch.cat(self.ks, dim=-2), torch.cat(self.vs, dim=-2)
 
 
 @pytest.mark.parametrize("name", ["mha", "gqa", "mqa"])
@@ -307,3 +270,113 @@ def test_a_module_call_is_checked_once(monkeypatch):
     m(torch.randn(1, 3, 16), cache=cache)
     m(torch.randn(1, 1, 16), cache=cache)
     assert counts.get("forward_inputs") == 2, counts
+
+
+def _padded_prompt():
+    """Two prompts of 3 and 5 tokens, left-padded to 5: ``(idx, key_padding_mask)``."""
+    idx = torch.tensor([[0, 0, 3, 4, 5], [1, 2, 3, 4, 5]])
+    return idx, idx != 0  # (2, 5), (2, 5)
+
+
+@pytest.mark.parametrize("h_kv", [4, 1])
+def test_left_padded_generation_checks_at_the_boundary_only(h_kv, monkeypatch):
+    # generate(key_padding_mask=...) checks once too: no checked function in its loop.
+    torch.manual_seed(0)
+    model = TinyLM(16, 32, d_model=16, num_layers=2, num_heads=4, num_kv_heads=h_kv).eval()
+    idx, mask = _padded_prompt()
+    totals = []
+    for new in (2, 6):
+        counts = _count_checker_calls(monkeypatch)
+        model.generate(idx, new, key_padding_mask=mask)
+        totals.append(sum(counts.values()))
+        monkeypatch.undo()
+    assert totals[0] > 0, "the spy saw no check at all"
+    assert totals[0] == totals[1], f"checker calls grow with the tokens generated: {totals}"
+
+
+def test_what_a_left_padded_step_passes_to_the_fused_kernel(monkeypatch):
+    # With padding, every step passes its mask (B, 1, T, P + T), bottom-right and without the padded
+    # keys, and no is_causal; the key-value heads are shared with enable_gqa, never copied.
+    torch.manual_seed(0)
+    model = TinyLM(16, 32, d_model=16, num_layers=1, num_heads=4, num_kv_heads=2).eval()
+    idx, mask = _padded_prompt()
+    monkeypatch.setattr(torch.Tensor, "repeat_interleave", None)
+    spy = _Spy(monkeypatch)
+    model.generate(idx, 2, key_padding_mask=mask)
+    prefill, decode = spy.calls
+    assert prefill["is_causal"] is False and prefill["attn_mask"].shape == (2, 1, 5, 5)
+    assert prefill["attn_mask"][0, 0, 2:].tolist() == [[False, False, True, False, False],
+                                                       [False, False, True, True, False],
+                                                       [False, False, True, True, True]]
+    assert prefill["attn_mask"][1, 0].tolist() == AF.causal_mask(5).tolist()
+    assert decode["attn_mask"].shape == (2, 1, 1, 6) and decode["is_causal"] is False
+    assert decode["attn_mask"][:, 0, 0].tolist() == [[False, False, True, True, True, True], [True] * 6]
+    for call in spy.calls:
+        assert call["k"][1] == 2 and call["enable_gqa"] is True
+
+
+def test_no_host_sync_in_a_left_padded_step(monkeypatch):
+    # The loop of generate(key_padding_mask=...): positions from the mask, the mask of the new
+    # tokens, one model call; none of it waits for the device.
+    from attn import _checks
+    from attn.tiny_lm import _left_padded
+
+    torch.manual_seed(0)
+    model = TinyLM(16, 32, d_model=16, num_layers=2, num_heads=4, num_kv_heads=2).eval()
+    idx, mask = _padded_prompt()
+    caches = model.new_caches()
+
+    def sync(self, *args):
+        raise AssertionError("a host sync on the fast path")
+
+    for method in ("__bool__", "item", "tolist", "__int__", "__float__"):
+        monkeypatch.setattr(torch.Tensor, method, sync)
+    with torch.no_grad(), _checks.checked():  # what generate() runs once its inputs are checked
+        model(idx, caches, position_ids=_left_padded(mask, 5), key_padding_mask=mask)  # prefill
+        mask = torch.cat([mask, torch.ones(2, 1, dtype=torch.bool)], dim=1)  # (2, 6)
+        model(idx[:, -1:], caches, position_ids=_left_padded(mask, 1), key_padding_mask=mask)  # decode
+    monkeypatch.undo()
+    assert len(caches[0]) == 6
+
+
+def _count_hooks(model):
+    """Forward hooks on every block and attention layer; returns the dict of call counts."""
+    counts = {"blocks": 0, "attn": 0}
+
+    def hook(key):
+        return lambda module, args, out: counts.__setitem__(key, counts[key] + 1)
+
+    for block in model.blocks:
+        block.register_forward_hook(hook("blocks"))
+        block.attn.register_forward_hook(hook("attn"))
+    return counts
+
+
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_hooks_fire_on_every_block_and_attention_layer(padded, use_cache):
+    # TinyLM calls its blocks, and a block its attention layer, as modules (nn.Module.__call__),
+    # so forward hooks (chapter 9) see every call: forward, generate, left-padded generate.
+    torch.manual_seed(0)
+    model = TinyLM(16, 32, d_model=16, num_layers=3, num_heads=4, num_kv_heads=2).eval()
+    counts = _count_hooks(model)
+    idx, mask = _padded_prompt()
+    with torch.no_grad():
+        model(idx, key_padding_mask=mask if padded else None)
+    assert counts == {"blocks": 3, "attn": 3}
+    model.generate(idx, 4, use_cache, key_padding_mask=mask if padded else None)
+    assert counts == {"blocks": 3 + 4 * 3, "attn": 3 + 4 * 3}  # 4 steps x 3 blocks
+
+
+def test_hooks_fire_on_the_layers_of_the_encoder_decoder():
+    from attn import seq2seq
+
+    torch.manual_seed(0)
+    model = seq2seq.Seq2Seq(d_model=16, num_heads=2).eval()
+    counts = {}
+    for name in ("enc_attn", "dec_attn", "cross"):
+        getattr(model, name).register_forward_hook(
+            lambda module, args, out, name=name: counts.__setitem__(name, counts.get(name, 0) + 1))
+    src, _ = seq2seq.date_batch(2, torch.Generator().manual_seed(0))
+    model.generate(src)
+    assert counts == {"enc_attn": 1, "dec_attn": seq2seq.TGT_LEN, "cross": seq2seq.TGT_LEN}

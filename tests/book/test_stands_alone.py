@@ -6,7 +6,8 @@ reader gets: every built page's text, in both languages, and the downloaded note
 
 import pytest
 from site_pages import LANGS, WRITTEN_PAGES, page_soup
-from test_book_stands_alone import mentions
+
+from tests.helpers.text import mentions
 
 
 @pytest.mark.parametrize("lang", LANGS)
