@@ -6,9 +6,34 @@ given and what was expected. They never use ``assert``, so they also run under
 ``python -O``.
 """
 import collections.abc
+import contextlib
+import contextvars
 import numbers
 
 import torch
+
+
+_inside = contextvars.ContextVar("attn_checked", default=False)  # True inside a checked call
+
+
+@contextlib.contextmanager
+def checked():
+    """Mark the code inside as running on checked inputs: public ``forward`` calls skip their checks.
+
+    Code of the package that has validated its inputs itself (the serving engine, once
+    per request) calls modules inside ``with checked():``; :func:`inside` tells a
+    ``forward`` whether to check.
+    """
+    token = _inside.set(True)
+    try:
+        yield
+    finally:
+        _inside.reset(token)
+
+
+def inside():
+    """Whether the caller runs inside :func:`checked` (its inputs are already checked)."""
+    return _inside.get()
 
 
 def tensor(name, x, *, floating=False):

@@ -66,6 +66,17 @@ class KVCache:
         self.k = self.v = None
         self._k_buf = self._v_buf = None  # with a capacity: (B, h_kv, capacity, d)
 
+    @classmethod
+    def from_tensors(cls, k, v):
+        """A cache (without a capacity) that holds copies of ``k`` ``(B, h_kv, T, d_k)`` and ``v`` ``(B, h_kv, T, d_v)``.
+
+        Raises:
+            TypeError, ValueError: as :meth:`update`.
+        """
+        cache = cls()
+        cache.update(k, v)
+        return cache
+
     def __len__(self):
         """Number of cached positions, ``T_cached`` (0 while empty)."""
         return 0 if self.k is None else self.k.size(-2)

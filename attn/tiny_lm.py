@@ -55,10 +55,27 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
 
-    def forward(self, x, cache=None):
-        """``x`` ``(B, T, d_model)``; ``cache``: this block's :class:`attn.KVCache` or ``None``."""
-        _checks.forward_inputs(self.attn, x, False, cache=cache)
-        return self._forward(x, cache)
+    def forward(self, x, cache=None, *, positions=None, mask=None, return_weights=False):
+        """One block on ``x`` ``(B, T, d_model)``.
+
+        Args:
+            x (torch.Tensor): the residual stream ``(B, T, d_model)``.
+            cache (attn.KVCache, optional): this block's cache, or any object with
+                ``update(k, v)`` and ``len()``; it holds ``P`` positions.
+            positions (torch.Tensor, optional): int64 ``(B, T)`` or ``(T,)``, the position
+                each new token is rotated by (``None``: ``P .. P + T - 1``).
+            mask (torch.Tensor, optional): bool, broadcastable to ``(B, h, T, P + T)``,
+                ``True`` = may attend; it replaces the causal mask (``None``: causal).
+            return_weights (bool): also return the attention weights ``(B, h, T, P + T)``.
+
+        Inside :func:`attn._checks.checked` (the serving engine) the inputs are not checked.
+        """
+        if not _checks.inside():
+            _check_block(self, x, cache, positions, mask, return_weights)
+        if positions is not None and mask is None:  # causal, bottom-right: (T, P + T)
+            P, T = (0 if cache is None else len(cache)), x.size(-2)
+            mask = torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P)
+        return self._forward(x, cache, positions, mask, return_weights)
 
     def _forward(self, x, cache, pos=None, allowed=None, return_weights=False):
         """:meth:`forward` on checked inputs (what :class:`TinyLM` calls at every step).
@@ -75,6 +92,24 @@ class Block(nn.Module):
         x = x + a  # (B, T, d_model)
         x = x + self.mlp(self.ln2(x))  # (B, T, d_model)
         return (x, att) if return_weights else x
+
+
+def _check_block(block, x, cache, positions, mask, return_weights):
+    """The input checks of :meth:`Block.forward`, in one call."""
+    _checks.forward_inputs(block.attn, x, return_weights, cache=cache)
+    P = 0 if cache is None else len(cache)
+    B, T = (1, x.size(0)) if x.dim() == 2 else x.shape[:2]
+    if positions is not None:
+        _checks.tensor("positions", positions)
+        if positions.dtype != torch.long:
+            raise TypeError(f"positions must be an int64 tensor, got dtype {positions.dtype}")
+        if positions.shape not in ((T,), (B, T)):
+            raise ValueError(f"positions must have shape (B, T) = {(B, T)} or (T,), got {tuple(positions.shape)}")
+        if positions.min() < 0 or positions.max() >= block.attn.context_length:
+            raise ValueError(f"positions must lie in [0, context_length={block.attn.context_length}), "
+                             f"got values in [{int(positions.min())}, {int(positions.max())}]")
+    if mask is not None:
+        _checks.bool_mask("mask", mask, (B, block.attn.num_heads, T, P + T))
 
 
 def _attention_at(m, x, cache, pos, allowed, return_weights):
