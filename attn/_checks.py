@@ -38,6 +38,11 @@ class checked:
         return False
 
 
+def inside():
+    """Whether the caller runs inside a checked call or :class:`checked` (its inputs are checked)."""
+    return _inside.get()
+
+
 def door(check):
     """Decorator: ``check(*args, **kwargs)`` runs before the function, at the outermost call only.
 

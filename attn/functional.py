@@ -29,6 +29,7 @@ __all__ = [
     "merge_heads",
     "causal_mask",
     "padding_mask",
+    "tree_mask",
     "simplified_self_attention",
     "sliding_window_mask",
     "sink_window_mask",
@@ -451,3 +452,46 @@ def induction_score(weights, period):
         raise ValueError(f"period must be smaller than T={T} (the weights' last axis), got {period}")
     diag = weights.diagonal(offset=1 - period, dim1=-2, dim2=-1)  # w[i, i-p+1], i = p-1 .. T-1
     return diag[..., 1:].mean(-1)  # keep i = p .. T-1: (..., T-p+1) -> (..., T-p) -> (...)
+
+
+def tree_mask(parents, num_cached=0):
+    """Boolean mask of a token tree that follows a cached prefix, ``True`` = may attend.
+
+    Speculative decoding verifies a tree of guessed tokens in one pass (Miao et al.,
+    2024): node ``i`` continues node ``parents[i]``, or the cached prefix directly when
+    ``parents[i] = -1``. Node ``i`` sees the ``num_cached`` positions of the prefix,
+    itself and its ancestors, never a sibling or a cousin, so it reads exactly the
+    sequence that ends at it. A chain ``parents = [-1, 0, 1, ...]`` gives the causal
+    mask aligned bottom-right. Each node's position is ``num_cached`` plus its depth.
+
+    Args:
+        parents (torch.Tensor): int64 ``(N,)``, ``parents[i] < i``, or ``-1``.
+        num_cached (int): positions already in the cache, ``P``.
+
+    Returns:
+        torch.Tensor: bool tensor of shape ``(N, P + N)``; the first ``P`` columns are
+        the cached prefix, column ``P + j`` is node ``j``.
+
+    Raises:
+        TypeError: when ``parents`` is not an int64 tensor or ``num_cached`` is not an ``int``.
+        ValueError: when ``parents`` is not ``(N,)`` with ``N >= 1``, or a parent is
+            not an earlier node or ``-1``.
+    """
+    _checks.tensor("parents", parents)
+    if parents.dtype != torch.long:
+        raise TypeError(f"parents must be an int64 tensor, got dtype {parents.dtype}")
+    if parents.dim() != 1 or parents.numel() == 0:
+        raise ValueError(f"parents must have shape (N,) with N >= 1, got shape {tuple(parents.shape)}")
+    P = _checks.non_negative_int("num_cached", num_cached)
+    N = parents.numel()
+    node = torch.arange(N, device=parents.device)  # (N,)
+    bad = (parents >= node) | (parents < -1)  # (N,)
+    if bad.any():
+        i = int(bad.nonzero()[0])
+        raise ValueError(f"parents[i] must be -1 or an earlier node (< i), got parents[{i}] = {int(parents[i])}")
+    seen = torch.eye(N, dtype=torch.bool, device=parents.device)  # (N, N): itself
+    for i, p in enumerate(parents.tolist()):
+        if p >= 0:  # ancestors of i = i + ancestors of its parent
+            seen[i] |= seen[p]
+    prefix = torch.ones(N, P, dtype=torch.bool, device=parents.device)  # (N, P)
+    return torch.cat([prefix, seen], dim=1)  # (N, P + N)

@@ -74,7 +74,8 @@ class Block(nn.Module):
         return (x, att) if return_weights else x
 
 
-def _check_forward(model, idx, caches=None, *, position_ids=None, key_padding_mask=None, return_weights=False):
+def _check_forward(model, idx, caches=None, *, position_ids=None, key_padding_mask=None, mask=None,
+                   return_weights=False):
     """The checks of :meth:`TinyLM.forward`."""
     P = model._check_inputs(idx, caches)
     _checks.flag("return_weights", return_weights)
@@ -87,6 +88,11 @@ def _check_forward(model, idx, caches=None, *, position_ids=None, key_padding_ma
         _checks.position_ids("position_ids", position_ids, (B, T), model.context_length)
     if key_padding_mask is not None:
         _checks.padding("key_padding_mask", key_padding_mask, B, P + T)  # (B, T_cached + T)
+    if mask is not None:
+        if key_padding_mask is not None:
+            raise ValueError("mask and key_padding_mask cannot both be given: mask replaces the "
+                             "causal and padding masks (fold the padding into it)")
+        _checks.bool_mask("mask", mask, (B, 1, T, P + T))
 
 
 def _check_generate(model, idx, max_new_tokens, use_cache=True, *, key_padding_mask=None):
@@ -165,7 +171,8 @@ class TinyLM(nn.Module):
         return [KVCache() for _ in self.blocks]
 
     @_checks.door(_check_forward)
-    def forward(self, idx, caches=None, *, position_ids=None, key_padding_mask=None, return_weights=False):
+    def forward(self, idx, caches=None, *, position_ids=None, key_padding_mask=None, mask=None,
+                return_weights=False):
         """Scores of the next token at every position.
 
         Args:
@@ -179,6 +186,10 @@ class TinyLM(nn.Module):
                 left-padded prompts: 0 at each prompt's first real token).
             key_padding_mask (torch.Tensor, optional): bool ``(B, T_cached + T)``,
                 ``True`` = real token, ``False`` = padding, which no query attends to.
+            mask (torch.Tensor, optional): bool, broadcastable to ``(B, 1, T, T_cached + T)``,
+                ``True`` = may attend; it replaces the causal mask (e.g. the tree of guessed
+                tokens of :func:`attn.serving.speculative_generate`, :func:`attn.functional.tree_mask`).
+                Not with ``key_padding_mask``.
             return_weights (bool): also return each block's attention weights.
 
         Returns:
@@ -187,7 +198,7 @@ class TinyLM(nn.Module):
         """
         B, T = idx.shape
         P = 0 if caches is None else len(caches[0])  # T_cached
-        mask = None  # None: causal; with padding: (T, P + T) & (B, 1, 1, P + T) -> (B, 1, T, P + T)
+        # mask None: causal; with padding: (T, P + T) & (B, 1, 1, P + T) -> (B, 1, T, P + T)
         if key_padding_mask is not None:
             mask = bottom_right_mask(T, P, idx.device) & key_padding_mask[:, None, None, :]
         x = self.tok_emb(idx)  # (B, T) -> (B, T, d_model)
