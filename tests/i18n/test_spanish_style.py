@@ -574,6 +574,8 @@ def package_modules():
 
     names = set()
     for path in sorted((ROOT / "attn").rglob("*.py")):
+        if path.name == "__main__.py":  # a command line runs when imported
+            continue
         module_name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         module = __import__(module_name, fromlist=["_"])
         for name, obj in vars(module).items():
