@@ -79,6 +79,14 @@ def comment_reads_as_prose(comment):
     return reads_as_prose(comment) or bool(word_pairs(comment))
 
 
+def docstring_reads_as_prose(text):
+    # A docstring in a cell is shown untranslated like a comment, and it is a sentence by
+    # nature: one English function word (``of``, ``in``) or two English words in a row
+    # make it prose.  The book writes the comment ``# ms = 1e3 * median(thread_time(fn))``.
+    words = [w for w in WORD.findall(QUOTED.sub(" ", text)) if w.lower() in FUNCTION_WORDS | {"in"}]
+    return bool(words) or any(word_pairs(line) for line in text.splitlines())
+
+
 def comments(code, first_line=1):
     """``(line, comment)`` for every ``#`` comment of Python source ``code``.
 
@@ -281,7 +289,7 @@ def test_the_sources_have_shown_code():
     [
         (lambda: shown_comments(), 200, "comments shown on the pages read as English prose", comment_reads_as_prose),
         (lambda: printed_in_cells(), 101, "cells print English sentences", reads_as_prose),
-        (lambda: cell_docstrings(), 0, "docstrings in the cells read as English prose", reads_as_prose),
+        (lambda: cell_docstrings(), 0, "docstrings in the cells read as English prose", docstring_reads_as_prose),
     ],
     ids=["comments", "printed", "docstrings"],  # at least this many of each: the parsers see their input
 )
@@ -307,6 +315,10 @@ def test_a_docstring_in_a_cell_is_found(tmp_path):
     found = list(cell_docstrings(tmp_path / "docs", tmp_path / "examples", tmp_path))
     assert found == [("docs/page.md:3", "Keys after the query get zero weight.")], found
     assert reads_as_prose(found[0][1])
+    # Chapter 18 and plot_18 had this one (one function word only, so not prose as a comment).
+    assert docstring_reads_as_prose("Median thread CPU time of fn(), in milliseconds.")
+    assert docstring_reads_as_prose("Return the scaled scores")
+    assert not docstring_reads_as_prose("ms = 1e3 * median(thread_time(fn))")
 
 
 def test_a_printed_sentence_is_found():
@@ -638,3 +650,87 @@ def test_a_listing_longer_than_a_screen_is_found(tmp_path):
 def test_what_a_page_shows_fits_on_one_screen():
     long = longer_than_a_screen()
     assert not long, f"more than {SCREEN} lines on one screen (split the cell, or shorten the listing): {long}"
+
+
+# -- printed names the Spanish text ties to its words ---------------------------------------
+
+def printed_alternatives(code):
+    """The lowercase words a block shows as data: legend labels (``label="fresh"``) and the
+    strings of a list or tuple it prints by (``paths = ["explicit", "fused", "tiled"]``).
+
+    They are not names a reader sees assigned in the code, so the Spanish text must say
+    which of its words each one is: «**explícita** (`explicit` en la salida impresa)».  (A
+    variable printed with its value, ``weights:``, is named by the code above it: not
+    checked; locale/README.md, «Code, printed output and figures».)
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    words = set()
+    prints = any(name == "print" for _, name in calls(code))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "label":
+            words |= {s for s in strings(node.value) if re.fullmatch(r"[a-z]{3,}", s)}
+        if prints and isinstance(node, (ast.List, ast.Tuple)):
+            items = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            plain = [s for s in items if re.fullmatch(r"[a-z]{3,}", s)]
+            if len(items) == len(node.elts) and len(plain) >= 2:
+                words |= set(plain)
+    return words - LABEL_WORDS
+
+
+def code_in_catalog(po_path):
+    """The identifiers written in code font (```x``` or ````x````) in the messages of one catalog."""
+    import polib
+
+    found = set()
+    for e in polib.pofile(str(po_path)):
+        for m in re.finditer(r"``(.*?)``|`([^`]*)`", e.msgstr):
+            found |= set(re.findall(r"[A-Za-z_]\w*", m[1] or m[2] or ""))
+    return found
+
+
+def untied_printed_names(docs=DOCS, examples=EXAMPLES, root=ROOT, po_dir=None):
+    """``where: [words]`` of the printed alternatives that the page's Spanish catalog never writes in code font."""
+    from book_languages import TRANSLATION
+
+    po_dir = po_dir or root / "locale" / TRANSLATION / "LC_MESSAGES"
+    found, spans = [], {}
+    for blocks, folder in ((page_cells(docs, root), "chapters"), (gallery_code_blocks(examples, root), "auto_examples")):
+        for where, first, code in blocks:
+            po = po_dir / folder / (Path(where.split(":")[0]).stem + ".po")
+            if not po.is_file():
+                continue
+            if po not in spans:
+                spans[po] = code_in_catalog(po)
+            missing = sorted(printed_alternatives(code) - spans[po])
+            if missing:
+                found.append(f"{where}:{first}: {missing}")
+    return found
+
+
+def test_printed_alternatives_are_found(tmp_path):
+    assert printed_alternatives(
+        'paths = ["explicit", "fused", "tiled"]\nfor p in paths:\n    print(f"{p} ms")\n'
+        'ax.plot(a, label="fresh")\nax.plot(b, label="$\\\\ln V$")\n'
+    ) == {"explicit", "fused", "tiled", "fresh"}
+    assert not printed_alternatives('colors = ["tab:gray", "tab:blue"]\nprint(max(a, b))\nprint(["ms", "MiB"])\n')
+    # End to end: chapter 12 named the paths «explícita», «fusionada», «por bloques» only.
+    docs, examples = small_tree(tmp_path, '```{code-cell} ipython3\nfor p in ["explicit", "fused"]:\n    print(p)\n```\n',
+                                "# %%\n# Text.\nax.plot(a, label='repeat')\n")
+    po_dir = tmp_path / "po"
+    for folder, name, text in (("chapters", "page", "**explícita** (`explicit` en la salida impresa), **fusionada**"),
+                               ("auto_examples", "plot_x", "la pérdida en los tokens repetidos")):
+        (po_dir / folder).mkdir(parents=True)
+        (po_dir / folder / f"{name}.po").write_text(
+            f'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "x"\nmsgstr "{text}"\n',
+            encoding="utf-8")
+    assert untied_printed_names(docs, examples, tmp_path, po_dir) == [
+        "docs/chapters/page.md:4: ['fused']", "examples/plot_x.py:10: ['repeat']"]
+
+
+def test_printed_names_are_tied_to_the_spanish_text():
+    found = untied_printed_names()
+    assert not found, ("names a cell prints or a legend draws that the Spanish text never writes in code font "
+                       "(«**fusionada** (`fused`)»):\n" + "\n".join(found))

@@ -7,6 +7,8 @@ pages by ``tests/book/test_spanish_pages.py``.  No build is needed.
 """
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import polib
@@ -240,6 +242,7 @@ def test_numbers_follow_the_spanish_rules():
 FOREIGN = re.compile(
     r"(?<![\w-])(kernels?|prompts?|one-hot|strides?|logits|broadcasting|feed-forward|pre-norm|post-norm"
     r"|prefill|hardware|teacher forcing|frameworks?"
+    r"|in situ|a priori"  # Latin locutions: italics too (RAE), ***in situ*** when bold
     r"|floats?)(?![\w-])",  # Python's type: ``float`` in code font (float32 is a dtype, written plainly)
     re.I,
 )
@@ -263,6 +266,9 @@ def test_plain_foreign_words_are_found():
     assert plain_foreign_words("El **prefill** lee el *prompt*; el hardware paralelo; usa teacher forcing") == [
         "prefill", "hardware", "teacher forcing"]
     assert not plain_foreign_words("El ***prefill*** lee; el *hardware*; *teacher forcing*")
+    # Latin, and bold alone: chapter 5 said «rellena las puntuaciones **in situ**».
+    assert plain_foreign_words("rellena las puntuaciones **in situ**; a priori") == ["in situ", "a priori"]
+    assert not plain_foreign_words("rellena las puntuaciones ***in situ***, *in situ* y *a priori*")
     # Part I's: chapter 11 said «código ejecutable en varios frameworks».
     assert plain_foreign_words("en varios frameworks") == ["frameworks"]
     assert not plain_foreign_words("en varios *frameworks*")
@@ -416,3 +422,208 @@ def test_attention_classes_are_masculine():
         "la `scaled_dot_product_attention` de PyTorch")
     found = [f"{name}: {m[0]!r}" for name, e in messages() for m in FEMININE_MODULE.finditer(e.msgstr)]
     assert not found, "a class of the package is «el módulo»: un `GroupedQueryAttention`:\n" + "\n".join(found)
+
+
+# -- rules of the November 2026 native reading (shared/reviews/spanish-2026-11-28.md, 4.1) -------
+
+def prose_of(text):
+    """The prose of a message: no code, math or roles (``segments``)."""
+    return "".join(part if kind == "prose" else " ` " for kind, part in segments(text))
+
+
+def slips_of(pattern, text):
+    return [m[0] for m in pattern.finditer(prose_of(text))]
+
+
+def catalog_slips(finder):
+    return [f"{name}: {slip!r} in {e.msgstr[:70]!r}" for name, e in messages() for slip in finder(e.msgstr)]
+
+
+# «un peso exactamente 0» is the English construction ("weight exactly 0"): Spanish needs the
+# preposition, «un peso de exactamente 0», or says «un peso nulo».
+WEIGHT_EXACTLY = re.compile(r"\bpesos?\s+exactamente\s+(?:0|cero|1|uno)\b", re.I)
+
+
+def weight_exactly_slips(text):
+    return slips_of(WEIGHT_EXACTLY, text)
+
+
+# A share of a whole is a percentage in Spanish prose: «más del 60 % de su peso», not «más de
+# 0,6 de su peso»; and a range of shares after a weight, «(entre el 60 % y el 65 %)».
+SHARE = re.compile(
+    r"\b(?:más|menos|cerca|alrededor)\s+de\s+\d+,\d+\s+de\s+(?:su|sus|todo su)\s+peso\b"
+    r"|\b\d+,\d+\s+de\s+su\s+peso\b",
+    re.I,
+)
+SHARE_RANGE = re.compile(r"\(\s*entre\s+\d+,\d+\s+y\s+\d+,\d+\s*[,;)]")
+
+
+def share_slips(text):
+    # a range of decimals in parentheses is a share when the message speaks of weight
+    ranges = slips_of(SHARE_RANGE, text) if re.search(r"\bpesos?\b", prose_of(text)) else []
+    return slips_of(SHARE, text) + ranges
+
+
+# *solo* after a participle or a noun reads as "only" as well as "alone": «cada *prompt*
+# ejecutado solo» -> «por separado», «lo que obtendría solo» -> «por sí solo».
+ALONE = re.compile(
+    r"\b(?:ejecutad|procesad|tomad|usad|calculad|evaluad)[oa]s?\s+sol[oa]s?\b"
+    r"|\bobtendría\s+solo\b"
+    r"|\b(?:que|como)\s+\w+\s+(?:cada\s+)?\*?\w+\*?\s+sol[oa]s?\s*[:.,;]",
+    re.I,
+)
+
+
+def alone_slips(text):
+    return slips_of(ALONE, text)
+
+
+# Three dots are an ellipsis only in code; Spanish prose writes the one character «…».
+def ellipsis_slips(text):
+    return re.findall(r"\S{0,12}\.\.\.\S{0,3}", prose_of(text))
+
+
+def test_the_review_slips_are_found():
+    # The wording the catalogs had before the November 2026 reading.
+    assert weight_exactly_slips("las entradas ocultas reciben un peso exactamente 0, y la softmax") == [
+        "peso exactamente 0"]
+    assert not weight_exactly_slips("reciben un peso de exactamente 0; un peso nulo; los pesos valen exactamente 0")
+    assert share_slips("cada una da más de 0,6 de su peso al token que sigue") == ["más de 0,6 de su peso"]
+    assert len(share_slips(
+        "una cabeza lee la clave 0 (más de 0,9 de su peso) y la otra lee la clave $t-1$ (entre 0,6 y 0,65, de nuevo"
+    )) == 2
+    assert not share_slips(
+        "más del 60 % de su peso; (entre el 60 % y el 65 %, de nuevo); la mayor parte de su peso (0,97 a distancia 1)")
+    assert alone_slips("con los de cada *prompt* ejecutado solo: sin máscara") == ["ejecutado solo"]
+    assert alone_slips("los *logits* de los *prompts* ejecutados solos, salvo") == ["ejecutados solos"]
+    assert alone_slips("que obtendría solo hacen falta dos cosas") == ["obtendría solo"]
+    assert alone_slips("los mismos tokens que escribe cada *prompt* solo:") == ["que escribe cada *prompt* solo:"]
+    assert not alone_slips(
+        "ejecutado por separado; lo que obtendría por sí solo; que escribe cada *prompt* por separado: "
+        "solo con la máscara; una cabeza sola no puede; se ejecuta solo en la CPU")
+    assert ellipsis_slips("claves que ahora dicen «el token anterior a mí era...». La") == ["era...»."]
+    assert not ellipsis_slips("«era…»; `... A B ... A`; ``.view(...)``; $1, \\ldots, T$; (la primera, la tercera…)")
+
+
+@pytest.mark.parametrize(
+    "finder, rule",
+    [
+        (weight_exactly_slips, "«un peso de exactamente 0» (or «un peso nulo»), not «un peso exactamente 0»"),
+        (share_slips, "a share of the weight is a percentage: «más del 60 % de su peso»"),
+        (alone_slips, "«solo» after a participle reads as 'only': «ejecutado por separado», «por sí solo»"),
+        (ellipsis_slips, "an ellipsis in prose is one character, «…»"),
+    ],
+    ids=["weight-exactly", "shares", "solo", "ellipsis"],
+)
+def test_the_review_rules_hold(finder, rule):
+    found = catalog_slips(finder)
+    assert not found, f"{rule} (locale/README.md):\n" + "\n".join(found)
+
+
+# An English name mentioned in «…» is code or a label: ``rotate_half``, ``math``, in code font
+# (locale/README.md, «Terms and foreign words»).  A quotation with capitals is a title or an
+# example sentence («Your journey starts with one step»); a term the book introduces in «…» on
+# purpose is listed here.
+QUOTED_ENGLISH_OK = {"uptraining", "pre-norm", "post-norm"}
+
+
+def lowercase_quotes(text):
+    return [q for q in re.findall(r"«([^»]*)»", text) if re.fullmatch(r"[a-z][a-z _-]+", q) and q not in QUOTED_ENGLISH_OK]
+
+
+def not_spanish(words):
+    """The words hunspell's es_ES dictionary does not know."""
+    proc = subprocess.run(["hunspell", "-d", "es_ES", "-l"], input="\n".join(words), capture_output=True, text=True)
+    return set(proc.stdout.split())
+
+
+def english_quotes(texts):
+    quotes = [(where, q) for where, text in texts for q in lowercase_quotes(text)]
+    unknown = not_spanish(sorted({w for _, q in quotes for w in re.findall(r"[a-z]+", q)}))
+    return [(where, q) for where, q in quotes if all(w in unknown for w in re.findall(r"[a-z]+", q))]
+
+
+needs_hunspell = pytest.mark.skipif(
+    shutil.which("hunspell") is None or not Path("/usr/share/hunspell/es_ES.dic").is_file(),
+    reason="needs Debian's hunspell and hunspell-es (see README)",
+)
+
+
+@needs_hunspell
+def test_english_quotes_are_found():
+    texts = [("ch15", "la disposición «rotate half» que usamos aquí"), ("ch11", "una alternativa «math» escrita"),
+             ("ok", "«enmascarar y luego escalar», «pre-norm», «Your journey starts with one step», `rotate_half`")]
+    assert english_quotes(texts) == [("ch15", "rotate half"), ("ch11", "math")]
+
+
+@needs_hunspell
+def test_english_names_are_code_not_quotes():
+    found = english_quotes((name, e.msgstr) for name, e in messages() if e.msgstr != e.msgid)
+    assert not found, "an English name mentioned in «…» goes in code font (``rotate_half``):\n" + "\n".join(
+        f"{name}: «{q}»" for name, q in found)
+
+
+# -- every module of the package is «el módulo» --------------------------------------------------
+
+def package_modules():
+    """The names of the ``nn.Module`` subclasses of ``attn`` (the caches, «la caché», are not modules)."""
+    import inspect
+
+    import attn  # noqa: F401
+    import torch
+
+    names = set()
+    for path in sorted((ROOT / "attn").rglob("*.py")):
+        if path.name == "__main__.py":  # a command line runs when imported
+            continue
+        module_name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        module = __import__(module_name, fromlist=["_"])
+        for name, obj in vars(module).items():
+            if inspect.isclass(obj) and issubclass(obj, torch.nn.Module) and obj.__module__.startswith("attn"):
+                names.add(name)
+    return names
+
+
+def feminine_modules(text, names):
+    pattern = re.compile(
+        r"\b(?:[Uu]nas?|[Ll]as?|[Ee]sta|[Ee]sas?)\s+(?::class:)?``?~?(?:attn\.)?(?:[\w.]+\.)?(?P<name>"
+        + "|".join(sorted(names, key=len, reverse=True)) + r")``?"
+    )
+    return [m[0] for m in pattern.finditer(text)]
+
+
+def test_every_package_module_is_masculine():
+    names = package_modules()
+    assert {"AttentionLayer", "AttentionOnly", "TinyLM", "MultiHeadAttention"} <= names, names
+    assert not {"KVCache", "PagedKVCache"} & names
+    assert feminine_modules("la capa ``layers`` guarda las :class:`AttentionLayer`.", names) == [
+        "las :class:`AttentionLayer`"]
+    assert not feminine_modules("los :class:`AttentionLayer`, el `TinyLM`, una `attn.KVCache`", names)
+    found = [f"{name}: {slip!r}" for name, e in messages() for slip in feminine_modules(e.msgstr, names)]
+    assert not found, "a class of the package is «el módulo»: los :class:`AttentionLayer`:\n" + "\n".join(found)
+
+
+# -- one mood in the API's argument descriptions ---------------------------------------------------
+
+# "also return the weights", "add a bias", "draw a colour bar": the API page describes what an
+# argument makes the function do in the third person, «devuelve también los pesos», «añade un
+# sesgo», never the infinitive («devolver también»).  búfer is a noun.
+INFINITIVE_START = re.compile(r"^(?!búfer\b)([a-záéíóúñ]+(?:ar|er|ir))\b")
+
+
+def infinitive_descriptions(entries):
+    return [
+        e.msgstr[:60] for e in entries
+        if re.match(r"[a-z]", e.msgid) and INFINITIVE_START.match(e.msgstr)
+    ]
+
+
+def test_api_descriptions_are_in_one_mood():
+    entries = [e for name, e in messages() if name == "api"]
+    old = [polib.POEntry(msgid="also return the cross-attention weights.", msgstr="devolver también los pesos."),
+           polib.POEntry(msgid="buffer, bool", msgstr="búfer booleano"),
+           polib.POEntry(msgid="add a bias.", msgstr="añade un sesgo.")]
+    assert infinitive_descriptions(old) == ["devolver también los pesos."]
+    found = infinitive_descriptions(entries)
+    assert not found, "the API's argument descriptions say «devuelve también», not «devolver también»:\n" + "\n".join(
+        found)
