@@ -11,7 +11,7 @@ HEADINGS = {
     "en": ("id", "chapter", "kind", "title"),
     "es": ("id", "capítulo", "tipo", "título"),
 }
-KINDS = {"en": {"write": "write", "bug_hunt": "bug hunt"}, "es": {"write": "escribir", "bug_hunt": "caza de bugs"}}
+KINDS = {"en": {"write": "write", "bug_hunt": "bug hunt"}, "es": {"write": "escribir", "bug_hunt": "caza de errores"}}
 
 
 def _list(lang):

@@ -38,7 +38,7 @@ MESSAGES = {
     },
     "mutated": {
         "en": "the function changed its argument {name} in place; it must leave its inputs as they were",
-        "es": "la función modificó su argumento {name} en el sitio; debe dejar intactas sus entradas",
+        "es": "la función modificó su argumento {name} in situ; debe dejar intactas sus entradas",
     },
     # what is compared
     "the_result": {"en": "the result", "es": "el resultado"},
@@ -143,8 +143,8 @@ MESSAGES = {
     "hint_repeat_order": {
         "en": "query head 1 gets key-value head 1, but it must share head 0 (head j uses j // n_rep): "
               "that is the order of repeat/tile, not of repeat_interleave.",
-        "es": "la cabeza de consulta 1 recibe la cabeza clave-valor 1, pero debe compartir la 0 (la cabeza j "
-              "usa j // n_rep): ese es el orden de repeat/tile, no el de repeat_interleave.",
+        "es": "la cabeza de consultas 1 recibe la cabeza de claves y valores 1, pero debe compartir la 0 (la "
+              "cabeza j usa la j // n_rep): ese es el orden de repeat/tile, no el de repeat_interleave.",
     },
     "hint_rope_pairs": {
         "en": "the rotation pairs or the frequencies do not follow the rotate-half convention: "
@@ -174,11 +174,11 @@ MESSAGES = {
     },
     "hint_scale": {
         "en": "the scores must be divided by √d_k, the width of the queries and keys (here {d_k}).",
-        "es": "las puntuaciones deben dividirse por √d_k, la anchura de consultas y claves (aquí {d_k}).",
+        "es": "las puntuaciones deben dividirse entre √d_k, la dimensión de consultas y claves (aquí {d_k}).",
     },
     "hint_softmax_axis": {
         "en": "the weights of each query must sum to 1 over the keys (softmax over the last axis).",
-        "es": "los pesos de cada consulta deben sumar 1 sobre las claves (softmax sobre el último eje).",
+        "es": "los pesos de cada consulta deben sumar 1 sobre las claves (la softmax sobre el último eje).",
     },
     "hint_decay_mask": {
         "en": "inside a chunk, the weight of key j for query i must carry the decay α_(j+1) ⋯ α_i, "

@@ -33,7 +33,7 @@ def _soft_cases():
 exercise(
     "ch01.soft_lookup", kind="write",
     en="The soft lookup: a softmax-weighted average of the values",
-    es="La búsqueda suave: una media de los valores ponderada con softmax",
+    es="La búsqueda suave: una media de los valores ponderada con la softmax",
     stub='''\
 def soft_lookup(query, keys, values, beta=1.0):
     # query (d,), keys (N, d), values (N, d_v) -> (d_v,)

@@ -51,7 +51,7 @@ exercise(
 def attention(q, k, v):
     # q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v)
     # -> (context (..., T_q, d_v), weights (..., T_q, T_k))
-    # weights = softmax(q k^T / sqrt(d_k)) over the keys
+    # weights = softmax_j(q k^T / sqrt(d_k))
     raise NotImplementedError
 ''',
     solution='''\

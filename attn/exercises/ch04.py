@@ -21,7 +21,7 @@ def _scaled_cases():
 exercise(
     "ch04.scaled_scores", kind="write",
     en="Scores divided by the square root of the width d_k",
-    es="Puntuaciones divididas por la raíz cuadrada de la anchura d_k",
+    es="Puntuaciones divididas entre la raíz cuadrada de la dimensión d_k",
     stub='''\
 def scaled_scores(q, k):
     # q (..., T_q, d_k), k (..., T_k, d_k) -> (..., T_q, T_k)
@@ -58,16 +58,16 @@ def _softmax_cases():
 exercise(
     "ch04.softmax", kind="bug_hunt", source="https://github.com/NVIDIA/FasterTransformer/issues/43",
     en="A softmax that overflows on large scores",
-    es="Un softmax que desborda con puntuaciones grandes",
+    es="Una softmax que desborda con puntuaciones grandes",
     stub='''\
 def softmax(x):
-    # x (..., N) -> (..., N), softmax over the last axis
+    # x (..., N) -> softmax(x) (..., N), dim=-1
     e = torch.exp(x)                              # (..., N)
     return e / e.sum(dim=-1, keepdim=True)        # (..., N)
 ''',
     solution='''\
 def softmax(x):
-    # x (..., N) -> (..., N), softmax over the last axis
+    # x (..., N) -> softmax(x) (..., N), dim=-1
     e = torch.exp(x - x.amax(dim=-1, keepdim=True))   # (..., N), max e = 1
     return e / e.sum(dim=-1, keepdim=True)            # (..., N)
 ''',

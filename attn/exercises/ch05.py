@@ -31,12 +31,12 @@ exercise(
     es="La máscara causal de consultas que siguen a claves en caché",
     stub='''\
 def causal_mask(T_q, T_k):
-    # (T_q, T_k) bool, True = may attend
+    # (T_q, T_k) bool
     return torch.ones(T_q, T_k, dtype=torch.bool).tril()
 ''',
     solution='''\
 def causal_mask(T_q, T_k):
-    # (T_q, T_k) bool, True = may attend; query i stands at position i + T_k - T_q
+    # (T_q, T_k) bool, p_i = i + T_k - T_q
     i = torch.arange(T_q)[:, None] + (T_k - T_q)  # (T_q, 1)
     j = torch.arange(T_k)[None, :]                # (1, T_k)
     return j <= i                                 # (T_q, T_k)
@@ -60,7 +60,7 @@ exercise(
     es="La máscara de relleno de un lote rellenado por la derecha",
     stub='''\
 def padding_mask(lengths, T):
-    # lengths (B,) int64 -> (B, T) bool, True = real token
+    # lengths (B,) int64 -> (B, T) bool, mask[b, t] = t < lengths[b]
     raise NotImplementedError
 ''',
     solution='''\

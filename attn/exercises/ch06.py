@@ -26,8 +26,8 @@ def _split_cases():
 
 exercise(
     "ch06.split_heads", kind="bug_hunt", source="https://github.com/hyunwoongko/transformer/issues/15",
-    en="Split a projection into heads: view, then transpose",
-    es="Dividir una proyección en cabezas: view y después transpose",
+    en="Split a projection into heads: reshape, then swap two axes",
+    es="Dividir una proyección en cabezas: cambiar la forma y después intercambiar dos ejes",
     stub='''\
 def split_heads(x, num_heads):
     # x (B, T, d) -> (B, h, T, d_head)
@@ -74,16 +74,16 @@ def _masked_cases():
 exercise(
     "ch06.masked_softmax", kind="bug_hunt", source="https://github.com/pytorch/pytorch/pull/131060",
     en="Masked softmax: a row with every key hidden gets zero weights, not NaN",
-    es="Softmax con máscara: una fila con todas las claves ocultas recibe pesos cero, no NaN",
+    es="La softmax con máscara: una fila con todas las claves ocultas recibe pesos cero, no NaN",
     stub='''\
 def masked_softmax(scores, mask):
-    # scores (..., T_q, T_k), mask bool broadcastable, True = may attend
+    # scores (..., T_q, T_k), mask: bool, (..., T_q, T_k) or (B, 1, T_k)
     return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
 ''',
     solution='''\
 def masked_softmax(scores, mask):
-    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)   # NaN in empty rows
-    return weights.nan_to_num(0.0)                                               # empty rows -> 0
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)   # softmax(-inf, ..., -inf) = NaN
+    return weights.nan_to_num(0.0)                                               # NaN -> 0
 ''',
     cases=_masked_cases,
 )

@@ -19,8 +19,8 @@ def _inputs():
 
 exercise(
     "ch07.seq_first_scores", kind="write",
-    en="Scores in the sequence-first layout [seq, batch, heads, d_k]",
-    es="Puntuaciones en la disposición con la secuencia primero [seq, batch, heads, d_k]",
+    en="Scores in the sequence-first layout",
+    es="Puntuaciones en la disposición con la secuencia primero",
     stub='''\
 def seq_first_scores(q, k):
     # q (T_q, B, h, d_k), k (T_k, B, h, d_k) -> (T_q, T_k, B, h)
@@ -53,7 +53,7 @@ def _attention_cases():
 exercise(
     "ch07.seq_first_attention", kind="write",
     en="Attention in the sequence-first layout: softmax over the key axis",
-    es="Atención en la disposición con la secuencia primero: softmax sobre el eje de las claves",
+    es="Atención en la disposición con la secuencia primero: la softmax sobre el eje de las claves",
     stub='''\
 def seq_first_attention(q, k, v):
     # q (T_q, B, h, d_k), k (T_k, B, h, d_k), v (T_k, B, h, d_v) -> (T_q, B, h, d_v)

@@ -61,7 +61,7 @@ exercise(
     es="Deshacer una permutación de los tokens: la permutación inversa",
     stub='''\
 def inverse_permutation(perm):
-    # perm (T,) int64 -> inv (T,) int64 with inv[perm[i]] = i, so that y[inv] undoes y = x[perm]
+    # perm (T,) int64 -> inv (T,) int64, inv[perm[i]] = i: x[perm][inv] = x
     raise NotImplementedError
 ''',
     solution='''\

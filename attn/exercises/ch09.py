@@ -39,7 +39,7 @@ exercise(
     es="Cuánto reparte su atención una cabeza: la entropía de cada fila de pesos",
     stub='''\
 def attention_entropy(weights):
-    # weights (..., T_q, T_k), rows sum to 1 -> (..., T_q)
+    # weights (..., T_q, T_k), sum_j w_ij = 1 -> (..., T_q)
     # H_i = -sum_j w_ij ln w_ij,  0 ln 0 = 0
     raise NotImplementedError
 ''',

@@ -26,7 +26,7 @@ exercise(
     es="Dos convenios de máscara en el mismo código: aditiva frente a 1/0",
     stub='''\
 def causal_weights(scores):
-    # scores (..., T, T) -> causal softmax weights (..., T, T)
+    # scores (..., T, T) -> w (..., T, T), w[i, j] = 0 for j > i
     T = scores.shape[-1]
     future = torch.ones(T, T, dtype=torch.bool).triu(1)                # (T, T)
     mask = torch.zeros(T, T).masked_fill(future, float("-inf"))        # 0 = keep, -inf = hide
@@ -57,8 +57,8 @@ def _merge_cases():
 
 exercise(
     "ch10.merge_heads", kind="write",
-    en="Join the heads back: transpose, then view",
-    es="Volver a unir las cabezas: transpose y después view",
+    en="Join the heads back: swap the axes back, then reshape",
+    es="Volver a unir las cabezas: intercambiar de nuevo los ejes y después cambiar la forma",
     stub='''\
 def merge_heads(x):
     # x (B, h, T, d_head) -> (B, T, h * d_head), head i in columns i*d_head:(i+1)*d_head

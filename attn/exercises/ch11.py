@@ -59,10 +59,10 @@ def _block_cases():
 exercise(
     "ch11.pre_norm_block", kind="write",
     en="A pre-norm block: normalise, transform, add the residual, twice",
-    es="Un bloque pre-norm: normalizar, transformar y sumar el residuo, dos veces",
+    es="Un bloque con la normalización delante: normalizar, transformar y sumar el residuo, dos veces",
     stub='''\
 def pre_norm_block(x, attn, ffn):
-    # x (..., d); attn, ffn: (..., d) -> (..., d); LN without scale and shift, eps = 1e-5
+    # x (..., d); attn, ffn: (..., d) -> (..., d); LN(z) = (z - mean) / sqrt(var + 1e-5)
     # h = x + attn(LN(x));  y = h + ffn(LN(h))
     raise NotImplementedError
 ''',

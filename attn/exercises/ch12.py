@@ -29,7 +29,7 @@ def _lse_cases():
 exercise(
     "ch12.attention_lse", kind="write",
     en="Attention that also returns the log-sum-exp of each row",
-    es="Una atención que devuelve también el log-sum-exp de cada fila",
+    es="Una atención que devuelve también el logaritmo de la suma de exponenciales de cada fila",
     stub='''\
 def attention_lse(q, k, v):
     # q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v)
@@ -86,7 +86,7 @@ exercise(
     es="Combinar la atención sobre dos partes de las claves sin desbordamiento",
     stub='''\
 def merge_partial(o1, lse1, o2, lse2):
-    # o_p (..., T_q, d_v), lse_p (..., T_q) -> (o, lse) over both parts
+    # o_p (..., T_q, d_v), lse_p (..., T_q) -> (o, lse) of p = 1, 2
     lse = lse1 + torch.log(1 + torch.exp(lse2 - lse1))              # (..., T_q)
     o = torch.exp(lse1 - lse)[..., None] * o1 + torch.exp(lse2 - lse)[..., None] * o2
     return o, lse

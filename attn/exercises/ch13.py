@@ -35,7 +35,7 @@ def decode_attention(q, k, v):
     # q (..., T_q, d), k (..., T_k, d), v (..., T_k, d_v), T_k >= T_q; queries = last T_q positions
     T_q, T_k = q.shape[-2], k.shape[-2]
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])           # (..., T_q, T_k)
-    if T_k > T_q:                                                       # T_k - T_q cached keys
+    if T_k > T_q:                                                       # T_k - T_q > 0: cache
         mask = torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)   # (T_q, T_k)
         scores = scores.masked_fill(~mask, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v                            # (..., T_q, d_v)
@@ -68,7 +68,7 @@ exercise(
     es="Cuántos bytes ocupa la caché KV de un modelo entero",
     stub='''\
 def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch=1, bytes_per_element=2):
-    # -> int, bytes of the keys and values of every layer
+    # -> int: 2 (k, v) * L * h_kv * d_head * T * B * b
     raise NotImplementedError
 ''',
     solution='''\

@@ -23,7 +23,7 @@ def _repeat_cases():
 exercise(
     "ch14.repeat_kv", kind="bug_hunt", source="https://github.com/onnx/onnx/pull/7274",
     en="Repeat the key-value heads in the order the query heads expect",
-    es="Repetir las cabezas clave-valor en el orden que esperan las cabezas de consulta",
+    es="Repetir las cabezas de claves y valores en el orden que esperan las cabezas de consultas",
     stub='''\
 def repeat_kv(k, n_rep):
     # k (B, h_kv, T, d) -> (B, h_kv * n_rep, T, d)
@@ -54,11 +54,11 @@ def _gqa_cases():
 exercise(
     "ch14.gqa_attention", kind="write",
     en="Grouped-query attention: several query heads share one key-value head",
-    es="Atención de consultas agrupadas: varias cabezas de consulta comparten una cabeza clave-valor",
+    es="Atención de consultas agrupadas: varias cabezas de consultas comparten una cabeza de claves y valores",
     stub='''\
 def gqa_attention(q, k, v):
     # q (B, h, T_q, d_k), k (B, h_kv, T_k, d_k), v (B, h_kv, T_k, d_v) -> (B, h, T_q, d_v)
-    # query head j uses key-value head j // (h / h_kv); no mask
+    # q head j -> kv head j // (h / h_kv); no mask
     raise NotImplementedError
 ''',
     solution='''\

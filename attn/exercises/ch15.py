@@ -36,7 +36,7 @@ def _rope_cases():
 
 exercise(
     "ch15.rope", kind="bug_hunt", source="https://github.com/raiyanyahya/how-to-train-your-gpt/issues/6",
-    en="RoPE with the rotate-half convention: pairs and frequencies that match",
+    en="RoPE in the rotate-half convention: pairs and frequencies that match",
     es="RoPE con el convenio rotate-half: pares y frecuencias que casan",
     stub='''\
 def rope(x, positions, base=10000.0):
@@ -86,13 +86,13 @@ exercise(
     es="Una máscara causal de ventana deslizante para consultas que siguen a claves en caché",
     stub='''\
 def sliding_window_mask(T_q, T_k, window):
-    # (T_q, T_k) bool, True = may attend; p = i + T_k - T_q
-    # key j visible: j <= p and p - j < window
+    # (T_q, T_k) bool, p = i + T_k - T_q
+    # mask[i, j] = (j <= p) & (p - j < window)
     raise NotImplementedError
 ''',
     solution='''\
 def sliding_window_mask(T_q, T_k, window):
-    p = torch.arange(T_q)[:, None] + (T_k - T_q)  # (T_q, 1): positions of the queries
+    p = torch.arange(T_q)[:, None] + (T_k - T_q)  # (T_q, 1): p = i + T_k - T_q
     j = torch.arange(T_k)[None, :]                # (1, T_k)
     return (j <= p) & (p - j < window)            # (T_q, T_k)
 ''',
@@ -117,13 +117,13 @@ exercise(
     es="Recortar una caché de ventana deslizante sin perder claves que necesitan las consultas nuevas",
     stub='''\
 def window_cache(cache_k, window, num_tokens):
-    # cache_k (B, T, h, d): every key so far, the num_tokens new ones last
-    # -> the keys that the num_tokens new queries still see, (B, T', h, d)
+    # cache_k (B, T, h, d): k_0 .. k_(T-1), k_(T-num_tokens) .. k_(T-1) new
+    # -> (B, T', h, d): k_j, j >= T - num_tokens - window + 1
     return cache_k[:, -window:, :, :]
 ''',
     solution='''\
 def window_cache(cache_k, window, num_tokens):
-    # the first new query, at position T - num_tokens, sees back to T - num_tokens - window + 1
+    # p_0 = T - num_tokens: k_j, j > p_0 - window
     return cache_k[:, -(window + num_tokens - 1):, :, :]
 ''',
     cases=_cache_cases,

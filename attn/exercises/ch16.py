@@ -62,7 +62,7 @@ exercise(
     es="La máscara de la atención cruzada sobre una memoria con relleno",
     stub='''\
 def cross_mask(T_q, memory_lengths, T_k):
-    # memory_lengths (B,) int64 -> (B, T_q, T_k) bool, True = may attend
+    # memory_lengths (B,) int64 -> (B, T_q, T_k) bool
     raise NotImplementedError
 ''',
     solution='''\

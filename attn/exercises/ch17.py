@@ -22,10 +22,10 @@ def _shifted(T, shift):
 exercise(
     "ch17.previous_token_score", kind="write",
     en="The previous-token score of a head",
-    es="La puntuación de token anterior de una cabeza",
+    es="La puntuación del token anterior de una cabeza",
     stub='''\
 def previous_token_score(weights):
-    # weights (..., T, T) -> (...);  mean over i = 1 .. T-1 of w[i, i - 1]
+    # weights (..., T, T) -> (...);  mean_(i = 1 .. T-1) w[i, i - 1]
     raise NotImplementedError
 ''',
     solution='''\
@@ -45,7 +45,7 @@ exercise(
     es="La puntuación de inducción de una cabeza sobre una secuencia que se repite",
     stub='''\
 def induction_score(weights, period):
-    # weights (..., T, T) -> (...);  mean over i = p .. T-1 of w[i, i - p + 1]
+    # weights (..., T, T) -> (...);  mean_(i = p .. T-1) w[i, i - p + 1]
     raise NotImplementedError
 ''',
     solution='''\

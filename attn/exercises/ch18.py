@@ -33,16 +33,16 @@ def _pos_cases():
 exercise(
     "ch18.position_ids", kind="bug_hunt", source="https://github.com/unslothai/unsloth/issues/3699",
     en="Position ids of left-padded prompts",
-    es="Los identificadores de posición de prompts rellenados por la izquierda",
+    es="Las posiciones de secuencias rellenadas por la izquierda",
     stub='''\
 def position_ids(mask):
-    # mask (B, T) bool, True = real token, padding on the left -> (B, T) int64
+    # mask (B, T) bool, [0, 0, 1, 1, 1] -> (B, T) int64, [., ., 0, 1, 2]
     B, T = mask.shape
     return torch.arange(T).expand(B, T)
 ''',
     solution='''\
 def position_ids(mask):
-    return mask.long().cumsum(dim=-1) - 1         # (B, T): 0 at the first real token of each row
+    return mask.long().cumsum(dim=-1) - 1         # (B, T): 0, 1, 2, ... from mask[b, t] = True
 ''',
     cases=_pos_cases,
 )
@@ -60,8 +60,8 @@ exercise(
     es="Una ventana deslizante que conserva los primeros tokens: sumideros de atención",
     stub='''\
 def sink_window_mask(T_q, T_k, window, num_sinks):
-    # (T_q, T_k) bool, True = may attend; p = i + T_k - T_q
-    # key j visible: j <= p and (p - j < window or j < num_sinks)
+    # (T_q, T_k) bool, p = i + T_k - T_q
+    # mask[i, j] = (j <= p) & ((p - j < window) | (j < num_sinks))
     raise NotImplementedError
 ''',
     solution='''\

@@ -55,7 +55,7 @@ exercise(
     es="Cuántos bytes ocupa una caché latente",
     stub='''\
 def latent_cache_bytes(num_layers, kv_latent_dim, seq_len, rope_head_dim=0, batch=1, bytes_per_element=2):
-    # -> int: one latent (d_c) and one rotated key (d_r) per layer and position
+    # -> int: L * (d_c + d_r) * T * B * b
     raise NotImplementedError
 ''',
     solution='''\

@@ -44,7 +44,7 @@ exercise(
     es="La máscara de atención de un árbol de borrador: el prefijo, el nodo y sus antecesores",
     stub='''\
 def tree_mask(parents, num_cached=0):
-    # parents (N,) int64, parents[i] < i or -1 -> (N, num_cached + N) bool, True = may attend
+    # parents (N,) int64, parents[i] < i or -1 -> (N, num_cached + N) bool
     raise NotImplementedError
 ''',
     solution='''\
@@ -88,7 +88,7 @@ exercise(
     es="Un árbol no es un triángulo: la máscara aditiva de un árbol de borrador",
     stub='''\
 def tree_bias(parents):
-    # parents (N,) int64 -> (N, N) float, 0 = may attend, -inf = hidden
+    # parents (N,) int64 -> (N, N) float, 0 | -inf
     N = len(parents)
     return torch.full((N, N), float("-inf")).triu(1)      # (N, N)
 ''',

@@ -14,6 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import polib
 import pytest
 import torch
 
@@ -474,3 +475,47 @@ def test_stub_sources_are_short_and_symbolic():
         for fn in (ex.stub, ex.solution):
             assert len(fn.source.splitlines()) <= 25, ex.id
             assert textwrap.dedent(fn.source) == fn.source
+
+
+# -- the book's pages (read as text, no build) ------------------------------------------------
+
+DOCS = ROOT / "docs"
+CELL = re.compile(r"^```\{code-cell\} ipython3\n(?::tags: \[([^\]]*)\]\n)?\n?(.*?)^```", re.S | re.M)
+
+
+def chapter_page(n):
+    return next((DOCS / "chapters").glob(f"{n:02d}_*.md"))
+
+
+@pytest.mark.parametrize("n", sorted({ex.chapter for ex in E.catalog()} & set(range(1, 20))))
+def test_chapter_page_shows_stub_check_and_solution(n):
+    text = chapter_page(n).read_text(encoding="utf-8")
+    section = text[text.index("## Exercises"):text.index("## See also")]
+    cells = [(tags or "", src) for tags, src in CELL.findall(section)]
+    for ex in [ex for ex in E.catalog() if ex.chapter == n]:
+        assert re.search(rf"^```{{admonition}} Exercise {n}\.\d+: {re.escape(ex.title)}$", section, re.M), ex.id
+        call = f'check("{ex.id}", {ex.name})'
+        skipped = [src for tags, src in cells if "skip-execution" in tags]
+        assert any(src.endswith(ex.stub.source) for src in skipped), f"{ex.id}: the stub cell is not the package's stub"
+        assert any(src.strip().endswith(call) and "import check" in src for src in skipped), f"{ex.id}: no check cell"
+        shown = [src for tags, src in cells if "hide-cell" in tags]
+        assert any(ex.solution.source in src and src.strip().endswith(call) for src in shown), f"{ex.id}: solution"
+        if ex.kind == "bug_hunt":
+            assert ex.source in section, f"{ex.id}: the page does not cite {ex.source}"
+    # A hidden cell asserts, at build time, that every stub fails and every solution passes.
+    assert any("remove-cell" in tags and f"ex.chapter == {n}" in src and "not check(ex.id, ex.stub" in src
+               for tags, src in cells)
+
+
+def test_exercises_page_lists_every_exercise_in_both_languages():
+    text = (DOCS / "exercises.md").read_text(encoding="utf-8")
+    po = polib.pofile(str(ROOT / "locale" / "es" / "LC_MESSAGES" / "exercises.po"))
+    spanish = {e.msgid: e.msgstr for e in po if e.msgstr and not e.fuzzy}
+    for ex in E.catalog():
+        line = next(l for l in text.splitlines() if l.startswith(f"* `{ex.id}`: "))
+        assert ex.titles["en"] in line, ex.id
+        msgid = line[2:]
+        assert msgid in spanish and ex.titles["es"] in spanish[msgid], f"{ex.id}: {spanish.get(msgid)!r}"
+        if ex.kind == "bug_hunt":
+            assert ex.source in line
+    assert "exercises" in (DOCS / "index.md").read_text(encoding="utf-8")
