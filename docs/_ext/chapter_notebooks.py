@@ -145,10 +145,10 @@ def _split_options(content):
     return options, "\n".join(lines).strip("\n")
 
 
-def build_notebook(executed, converter, intro, number=None):
-    """The notebook: ``intro`` first, then ``executed``'s cells, text converted, code as run."""
+def build_notebook(executed, converter, intro, number=None, setup=None):
+    """The notebook: ``intro`` first, ``setup`` (code, tag ``setup``), then ``executed``'s cells converted."""
     v4 = nbformat.v4
-    cells = [v4.new_markdown_cell(intro)]
+    cells = [v4.new_markdown_cell(intro)] + ([v4.new_code_cell(setup, metadata={"tags": ["setup"]})] if setup else [])
     for cell in executed.cells:
         tags = list(cell.metadata.get("tags", []))
         if cell.cell_type == "markdown":
@@ -223,7 +223,8 @@ def chapter_notebook(app, docname):
     )]
     numbers = env.toc_secnumbers.get(docname, {}).get("")
     number = ".".join(map(str, numbers)) if numbers else None
-    return build_notebook(page, converter, "\n".join(intro), number), converter.missing
+    lang_cell = f'import attn.exercises\n\nattn.exercises.set_language("{config.language}")  # check(...)'
+    return build_notebook(page, converter, "\n".join(intro), number, lang_cell), converter.missing
 
 
 def write_notebooks(app, exception):

@@ -80,7 +80,8 @@ def markdown(nb):
 
 
 def code_cells(nb):
-    return [c for c in nb.cells if c.cell_type == "code"]
+    """The page's code cells: all but the one that sets the exercises' language (tag ``setup``)."""
+    return [c for c in nb.cells if c.cell_type == "code" and "setup" not in c.metadata.get("tags", [])]
 
 
 def page_cells(doc):
@@ -158,6 +159,8 @@ def test_chapter_notebook_is_the_page(site_dir, lang, chapter):
     # The first cell says where the chapter comes from and what it needs.
     intro = nb.cells[0].source
     assert nb.cells[0].cell_type == "markdown" and "`attn`" in intro and "pip install -r requirements.txt" in intro, intro
+    # Then the exercises' checks speak the notebook's language (attn.exercises).
+    assert nb.cells[1].cell_type == "code" and f'set_language("{lang}")' in nb.cells[1].source, nb.cells[1].source
     # The chapter's title, numbered as on the page, opens the chapter's text.
     heading = re.search(r"^# (.+)$", text, re.M)
     assert heading and words(heading[1]) == title_of(doc), f"{where}: title {heading and heading[1]!r}, page {title_of(doc)!r}"
