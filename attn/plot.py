@@ -279,6 +279,51 @@ def _view(name, values, hidden, lo=None, hi=None):
     return {"name": name, "lo": round(float(lo), DIGITS), "hi": round(float(hi), DIGITS), "values": fixed}
 
 
+def _explorer_number(x, decimals):
+    """``x`` with ``decimals`` decimals as explorer.js writes it (``Intl.NumberFormat``): its
+    shortest decimal form rounded half away from zero, ``0.945`` -> ``"0.95"`` (``"%.2f"``: 0.94)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str(Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP))
+
+
+def _explorer_cells(data, panel=0, view=0):
+    """One panel of an explorer's ``data`` (:attr:`Explorer.data`) as its web page writes it.
+
+    The book's pages write this table before their script (``docs/_static/explorer.js``)
+    draws the same cells: shown without JavaScript, the same with it.
+
+    Args:
+        data (dict): :attr:`Explorer.data`.
+        panel (int): the panel, counting through the leading axes in order (layer, head).
+        view (int): ``0`` the weights, ``1`` the scores.
+
+    Returns:
+        list of list of tuple: ``T_q`` rows of ``T_k`` cells ``(text, background, ink)``:
+        the value with the decimals of ``data["cells"]`` (2 if None, :func:`_explorer_number`),
+        the background ``"#rrggbb"`` linear between the stops of ``data["colors"]`` over the
+        view's scale (rounded half up, as explorer.js), the ink ``"black"`` or ``"white"``
+        (:func:`_text_color`); ``(None, None, None)`` where masked.
+    """
+    shown = data["views"][view]
+    stops = [[int(c[k:k + 2], 16) for k in (1, 3, 5)] for c in data["colors"]]
+    span = shown["hi"] - shown["lo"] or 1
+    scale = 10 ** data["digits"]
+    T_q, T_k = len(data["y"]), len(data["x"])
+
+    def cell(v):
+        if v is None:
+            return None, None, None
+        x = min(max((v / scale - shown["lo"]) / span, 0), 1) * (len(stops) - 1)
+        k = min(int(x), len(stops) - 2)
+        rgb = [int(c + (x - k) * (d - c) + 0.5) for c, d in zip(stops[k], stops[k + 1])]  # Math.round
+        text = _explorer_number(v / scale, 2 if data["cells"] is None else data["cells"])
+        return text, "#{:02x}{:02x}{:02x}".format(*rgb), _text_color([c / 255 for c in rgb])
+
+    values = shown["values"][panel * T_q * T_k:(panel + 1) * T_q * T_k]
+    return [[cell(v) for v in values[i * T_k:(i + 1) * T_k]] for i in range(T_q)]
+
+
 def _leading_axes(shape, axes, options):
     """``(axes, names)``: the checked names of the leading axes of ``shape`` and of their entries."""
     lead = shape[:-2]

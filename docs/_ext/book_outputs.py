@@ -10,7 +10,8 @@ import json
 
 import myst_nb
 import myst_nb.core.render
-from attn.plot import EXPLORER_MIME
+from attn.plot import EXPLORER_MIME, _explorer_cells, _explorer_number
+from babel.numbers import get_decimal_symbol
 from docutils import nodes
 from myst_nb.core.utils import coalesce_streams as myst_nb_coalesce_streams
 from sphinx.errors import ExtensionError
@@ -71,13 +72,14 @@ def patch_myst_nb(app, config):
 
 
 def visit_explorer(self, node):
-    """The explorer's HTML, from the template, with a page-unique id for its labels."""
+    """The explorer's HTML, from the template: its first panel as a table, with a page-unique id for its labels."""
     self.book_explorers = getattr(self, "book_explorers", 0) + 1
     data = json.loads(node["data"])
     self.body.append(self.builder.templates.render("attention-explorer.html", {
         "uid": f"attention-explorer-{self.book_explorers}",
-        "axes": data["axes"],
-        "views": [view["name"] for view in data["views"]],
+        "explorer": data,
+        "rows": _explorer_cells(data), "number": _explorer_number,
+        "decimal": get_decimal_symbol(self.builder.config.language or "en"),
         "masked": any(v is None for view in data["views"] for v in view["values"]),
         "data": node["data"].replace("<", "\\u003c"),  # inside <script>, "</" would end it
     }))

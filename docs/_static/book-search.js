@@ -20,6 +20,8 @@
     if (url.origin !== location.origin || !url.pathname.endsWith(".html")) {
       return nativeFetch(resource, options);
     }
+    // Opened from disk, a page cannot fetch another (CORS): results, without snippets.
+    if (location.protocol === "file:") return Promise.resolve(new Response(""));
     const key = url.origin + url.pathname;
     if (!pages.has(key)) {
       if (pages.size >= MAX_SNIPPET_PAGES) return Promise.resolve(new Response(""));
@@ -34,6 +36,7 @@
   const sphinxSummary = Search.makeSearchSummary;
 
   Search.htmlToText = (htmlString, anchor) => {
+    if (!htmlString) return "";  // a page not fetched (opened from disk)
     const doc = new DOMParser().parseFromString(htmlString, "text/html");
     const article = doc.querySelector("article.bd-article");
     if (!article) return sphinxHtmlToText(htmlString, anchor);

@@ -1,6 +1,7 @@
 // Phones and keyboards (book.css, "Phones" and "Keyboards").  An inline formula wider than its
 // paragraph scrolls on its own (class book-wide) and, like the theme's wide code
-// and tables, can then be reached with the keyboard.
+// and tables, can then be reached with the keyboard.  A display formula is a Tab stop
+// (book_math writes tabindex="0", for readers without JavaScript) only while it scrolls.
 (() => {
   const mark = () => {
     document.querySelectorAll(".bd-article span.math").forEach((span) => {
@@ -10,6 +11,11 @@
       span.classList.toggle("book-wide", wide);
       if (wide) span.tabIndex = 0;
       else span.removeAttribute("tabindex");
+    });
+    document.querySelectorAll(".bd-article div.math[role=group]").forEach((div) => {
+      if (div.clientWidth === 0) return;  // folded away: judged when it shows
+      if (div.scrollWidth > div.clientWidth + 1) div.tabIndex = 0;
+      else div.removeAttribute("tabindex");
     });
   };
   let timer;

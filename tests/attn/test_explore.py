@@ -145,3 +145,38 @@ def test_bad_axes_and_options_of_stacked_weights():
         explore(w, axes=("batch",))
     with pytest.raises(ValueError, match=r"options\[0\] \(axis 'head'\) must have 2 entries, got 3"):
         explore(w, options=[["a", "b", "c"]])
+
+
+def test_the_cells_written_before_the_script_are_in_the_heatmaps_colours():
+    # The table a web page shows without JavaScript (docs/_ext/book_outputs.py): the
+    # ends of the scale take the colour map's end stops, a value half-way between two
+    # stops their mean, black text on light cells and white on dark ones, nothing masked.
+    from attn.plot import _explorer_cells, _explorer_number
+
+    tokens, scores, weights = journey()
+    mask = AF.causal_mask(6)
+    data = explore(weights, tokens, scores=scores.masked_fill(~mask, float("-inf"))).data
+    cells = _explorer_cells(data)
+    assert len(cells) == 6 and all(len(row) == 6 for row in cells)
+    scale = 10 ** data["digits"]
+    values = data["views"][0]["values"]
+    texts = [c[0] for row in cells for c in row]
+    assert [t is None for t in texts] == [v is None for v in values]
+    assert all(abs(float(t) - v / scale) <= 0.005 and len(t.split(".")[1]) == 2 for t, v in zip(texts, values) if t)
+    assert all(c == (None, None, None) for row, m in zip(cells, mask) for c, keep in zip(row, m) if not keep)
+    # The largest weight is the top of the scale: the last stop, white text.
+    top = max(range(36), key=lambda n: values[n] or 0)
+    assert cells[top // 6][top % 6][1:] == (data["colors"][-1], "white")
+    # A value half-way between the second and third stops of a 0..16 scale.
+    data = {"x": ["a"], "y": ["b"], "digits": 4, "cells": 2, "colors": data["colors"],
+            "views": [{"name": "weights", "lo": 0.0, "hi": 16.0, "values": [15000]}]}
+    (value, background, text), = _explorer_cells(data)[0]
+    rgb = [[int(c[k:k + 2], 16) for k in (1, 3, 5)] for c in data["colors"][1:3]]
+    assert value == "1.50" and background == "#" + "".join(f"{int((a + b) / 2 + 0.5):02x}" for a, b in zip(*rgb))
+    assert text == "black"
+    # Panels: the second head's cells are its own numbers.
+    w = torch.softmax(torch.randn(2, 3, 3, generator=torch.Generator().manual_seed(0)), dim=-1)  # (h, T, T)
+    second = _explorer_cells(explore(w).data, panel=1)
+    torch.testing.assert_close(torch.tensor([[float(c[0]) for c in row] for row in second]), w[1], atol=0.5e-2, rtol=0)
+    # Ties round away from zero, as the browser writes them (Intl.NumberFormat), not as "%.2f".
+    assert [_explorer_number(x, 2) for x in (0.945, -0.125, 0.5561, 1.0)] == ["0.95", "-0.13", "0.56", "1.00"]

@@ -855,11 +855,13 @@ def test_phone_shows_what_scrolls(server, browser, lang):
     assert seen >= {"code", "math"}, f"no chapter has wide code and wide equations at 375 px: {seen}"
 
 
+@pytest.mark.parametrize("screen", [375, 320])
 @pytest.mark.parametrize("lang", LANGS)
-def test_no_page_scrolls_sideways_on_a_phone(server, browser, lang):
-    # Every page at 375 px: the header's buttons, long inline code, the API's signatures,
-    # the index and headings fit; what cannot (wide code, tables, formulas) scrolls in its box.
-    ctx = _new_context(browser, viewport=NARROW, is_mobile=True)
+def test_no_page_scrolls_sideways_on_a_phone(server, browser, lang, screen):
+    # Every page at 375 px, and at 320 px (WCAG 1.4.10, reflow): the header's buttons, long
+    # inline code, the API's signatures and field lists, the index and headings fit; what
+    # cannot (wide code, tables, formulas) scrolls in its box.
+    ctx = _new_context(browser, viewport={**NARROW, "width": screen}, is_mobile=True)
     page = ctx.new_page()
     wide = {}
     try:
@@ -867,11 +869,95 @@ def test_no_page_scrolls_sideways_on_a_phone(server, browser, lang):
             page.goto(f"{server}/{lang}/{name}.html", wait_until="load")
             _ready(page)
             width = page.evaluate("() => document.documentElement.scrollWidth")
-            if width > NARROW["width"]:
+            if width > screen:
                 wide[name] = (width, page.evaluate(JS_STICKING_OUT))
     finally:
         ctx.close()
-    assert not wide, f"{lang}: pages wider than a 375 px phone: {wide}"
+    assert not wide, f"{lang}: pages wider than a {screen} px phone: {wide}"
+
+
+# Names in a table's code, broken letter by letter: more lines than words.
+JS_BROKEN_NAMES = """() => Array.from(document.querySelectorAll("article table code.literal"))
+  .filter((code) => {
+    const lines = Math.round(code.getBoundingClientRect().height / parseFloat(getComputedStyle(code).lineHeight));
+    return lines > code.textContent.trim().split(/[\\s_.]+/).length;
+  }).map((code) => code.textContent.trim()).slice(0, 5)"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_table_names_stay_whole_on_a_phone(server, browser, lang):
+    # The API's "Names" table broke attn, d_in, num_heads one letter per line at 375 px.
+    ctx = _new_context(browser, viewport=NARROW, is_mobile=True)
+    try:
+        page = ctx.new_page()
+        page.goto(f"{server}/{lang}/api.html", wait_until="load")
+        _ready(page)
+        assert page.locator("article table code.literal").count() > 20, "the check below looks at nothing"
+        broken = page.evaluate(JS_BROKEN_NAMES)
+    finally:
+        ctx.close()
+    assert not broken, f"{lang}/api at 375 px: names broken across lines in a table: {broken}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_controls_are_finger_sized(server, browser, lang):
+    # The article header's buttons (language, notebook, colour mode, sidebars), at least 24 px
+    # each way (WCAG 2.2, 2.5.8), on a phone.
+    ctx = _new_context(browser, viewport=NARROW, is_mobile=True)
+    try:
+        page = ctx.new_page()
+        page.goto(f"{server}/{lang}/{CHAPTERS[0]}.html", wait_until="load")
+        _ready(page)
+        small = page.evaluate("""() => Array.from(document.querySelectorAll(
+            ".bd-header-article a, .bd-header-article button, .bd-header-article summary"))
+          .map((el) => [el.className || el.tagName, el.getBoundingClientRect()])
+          .filter(([, box]) => box.width > 0 && (box.width < 24 || box.height < 24))
+          .map(([name, box]) => `${name}: ${Math.round(box.width)}x${Math.round(box.height)}`)""")
+    finally:
+        ctx.close()
+    assert not small, f"{lang}: controls under 24 px on a phone: {small}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_display_equations_are_tab_stops_only_when_they_scroll(server, browser, lang):
+    # A Tab stop that scrolls nothing is a stop for nothing (axe: focus-order-semantics).
+    ctx = _new_context(browser)
+    try:
+        seen = {True: 0, False: 0}
+        for width in (DESKTOP["width"], NARROW["width"]):
+            page = ctx.new_page()
+            page.set_viewport_size({**DESKTOP, "width": width})
+            page.goto(f"{server}/{lang}/{CHAPTERS[3]}.html", wait_until="load")
+            _ready(page)
+            page.wait_for_timeout(300)
+            facts = page.evaluate("""() => Array.from(document.querySelectorAll("article div.math"))
+              .filter((d) => d.clientWidth > 0)
+              .map((d) => [d.scrollWidth > d.clientWidth + 1, d.tabIndex === 0])""")
+            page.close()
+            wrong = [f for f in facts if f[0] != f[1]]
+            assert facts and not wrong, f"{lang} at {width} px: (scrolls, tab stop) {wrong[:3]} of {len(facts)}"
+            for scrolls, _ in facts:
+                seen[scrolls] += 1
+    finally:
+        ctx.close()
+    assert seen[True] and seen[False], f"{lang}: the check saw no wide or no narrow formula: {seen}"
+
+
+@pytest.mark.parametrize("lang, term", [("en", "attention"), ("es", "atención")])
+def test_search_from_disk(site, browser, lang, term):
+    # Opened from disk, a page cannot fetch another: results listed, no error in the console.
+    ctx = _new_context(browser)
+    try:
+        page = ctx.new_page()
+        rec = Recorder(page)
+        page.goto((site / lang / "search.html").resolve().as_uri() + f"?q={term}", wait_until="load")
+        _wait_for_search_results(page)
+        page.wait_for_timeout(500)
+        results = page.locator("#search-results ul.search li").count()
+    finally:
+        ctx.close()
+    assert results > 5, f"{lang}: {results} results for {term!r} from disk"
+    assert not rec.problems, f"{lang}/search.html from disk: " + "; ".join(rec.problems[:5])
 
 
 # The article header's controls, as the keyboard meets them (Tab from the top).
@@ -1271,3 +1357,4 @@ def test_axe_at_both_widths_light_and_dark(server, browser, lang, viewport, sche
     assert not problems, f"{lang} at {viewport['width']} px, {scheme}: " + "; ".join(
         f"{name}: {found}" for name, found in problems.items()
     )
+

@@ -5,10 +5,19 @@ A cell that ends with ``attn.plot.explore(...)`` shows an explorer on the web pa
 tests check on every explorer of the book:
 
 - it is an element with ``data-attention-explorer``; inside it, one focusable
-  element (``tabindex="0"``) takes the arrow keys (move the selected cell) and
-  Home/End (first and last key of the row), and an ``aria-live`` region reads out
-  the query, the key and the weight with at least two decimals, in the page's
-  language (Spanish words and a decimal comma on Spanish pages);
+  element (``tabindex="0"``: the selected cell of the grid, a roving tab stop) takes
+  the arrow keys (move the selected cell) and Home/End (first and last key of the
+  row), and an ``aria-live`` region reads out the query, the key and the weight with
+  at least two decimals, in the page's language (Spanish words and a decimal comma on
+  Spanish pages), after a key or a control, not as the pointer passes;
+- in Chromium's accessibility tree it is a grid (WAI-ARIA's pattern) named after the
+  view it shows, its headers the tokens with their positions as words, every cell
+  named by its value, the selected one ``selected`` and the one focused; English
+  tokens are marked ``lang="en"`` on Spanish pages;
+- without JavaScript it is a table of the first panel's weights, in the colours the
+  script gives them; in forced colours the cells keep their colours and the selected
+  one is outlined in the system's highlight; in light and dark, the selection is a
+  two-tone ring, one tone seen on any cell's colour;
 - the layer and head selectors are native ``<select>`` elements with labels;
 - focus is visible; it fits 375 px (its grid scrolls inside it); it works from
   ``file://``; nothing is requested outside the site; axe finds no serious
@@ -22,6 +31,7 @@ The pages with explorers come from the sources (cells that call ``explore(``).
 
 import gzip
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
@@ -38,6 +48,11 @@ MAX_ADDED_BYTES = 60 * 1024
 # The page's language writes numbers with its decimal mark (0.2379, 0,2379).
 DECIMAL = {"en": ".", "es": ","}
 SAY = {"en": "query", "es": "consulta"}
+# A token's position, written as a subscript (37₀), read out as a word: "37, position 0".
+POSITION = {"en": "position", "es": "posición"}
+NAME = {"en": ("Attention weights", "Attention scores"), "es": ("Pesos de atención", "Puntuaciones de atención")}
+MASKED = {"en": "masked", "es": "enmascarada"}
+SUBSCRIPT = "₀₁₂₃₄₅₆₇₈₉"
 # Tensors a page prints, which its first explorer shows: (weights, scores) as printed.
 PRINTED = {
     "chapters/02_simplified_attention": ("attn_weights:", "attn_scores:"),
@@ -76,6 +91,20 @@ def _explorers(page):
     return page.evaluate(JS_EXPLORERS)
 
 
+def spoken(label, lang):
+    """A label as a screen reader hears it: ``"37₀"`` -> ``"37, position 0"``."""
+    m = re.fullmatch(f"(.+?)([{SUBSCRIPT}]+)", label)
+    if not m:
+        return label
+    return f"{m[1]}, {POSITION[lang]} " + "".join(str(SUBSCRIPT.index(c)) for c in m[2])
+
+
+def _number(value, decimals, lang):
+    """As the page writes a number (Intl.NumberFormat): 0.945 -> 0.95 (not "%.2f"'s 0.94), 0,95 in Spanish."""
+    exact = Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    return str(exact).replace(".", DECIMAL[lang])
+
+
 def _readout_pattern(template, lang):
     """A regex of one read-out sentence: groups query, key and value (>= 2 decimals)."""
     number = r"(?P<value>-?\d+" + re.escape(DECIMAL[lang]) + r"\d{2,})"
@@ -91,8 +120,9 @@ class Explorer:
     def __init__(self, page, index, facts, lang):
         self.page, self.lang, self.facts = page, lang, facts
         self.root = page.locator("[data-attention-explorer]").nth(index)
-        self.grid = self.root.locator('[tabindex="0"]')
+        self.grid = self.root.locator('[tabindex="0"]')  # the selected cell, the grid's tab stop
         self.live = self.root.locator("[aria-live]")
+        self.shown = self.root.locator(".attn-explorer-readout")
         self.x, self.y = facts["data"]["x"], facts["data"]["y"]
 
     def press(self, *keys):
@@ -101,9 +131,9 @@ class Explorer:
             self.grid.press(key)
         return self.read()
 
-    def read(self):
+    def read(self, text=None):
         """``(query, key, value)`` read out; ``value`` a float, or None for a masked cell."""
-        text = self.live.inner_text().strip()
+        text = self.live.inner_text().strip() if text is None else text
         for view in ("weights", "scores"):
             m = _readout_pattern(self.facts["say"][view], self.lang).fullmatch(text)
             if m:
@@ -114,8 +144,8 @@ class Explorer:
         return m[1], m[2], None
 
     def go(self, i, j):
-        """Select cell (i, j): Home, then up to the top, down i rows, right j keys."""
-        self.press("Home", *["ArrowUp"] * len(self.y), *["ArrowDown"] * i, *["ArrowRight"] * j)
+        """Select cell (i, j): Ctrl+Home (the first cell), then down i rows, right j keys."""
+        self.press("Control+Home", *["ArrowDown"] * i, *["ArrowRight"] * j)
         return self.read()
 
 
@@ -199,7 +229,10 @@ def test_explorer_contract(server, browser, lang, name):
             if data["axes"]:
                 assert len(facts["selects"]) == len(data["axes"]), f"{where}: {facts['selects']}"
             ex = Explorer(page, index, facts, lang)
-            assert ex.read()[0] == data["y"][0], f"{where}: the first cell is not read out at first"
+            say = lambda label: spoken(label, lang)  # noqa: E731
+            # At first the line on screen shows the first cell; the live region is silent.
+            assert ex.read(ex.shown.inner_text().strip())[:2] == (data["y"][0], data["x"][0]), f"{where}: first cell"
+            assert not ex.live.inner_text().strip(), f"{where}: the live region speaks as the page loads"
             # Focus is visible, reached with the keyboard (back a step with Shift+Tab, then Tab).
             ex.grid.focus()
             ex.grid.press("Shift+Tab")
@@ -211,11 +244,19 @@ def test_explorer_contract(server, browser, lang, name):
             # The keyboard moves the selection: rows with arrows, Home/End along the row.
             last = T_q - 1
             q, k, _ = ex.go(last, 0)
-            assert (q, k) == (data["y"][last], data["x"][0]), f"{where}: ({q}, {k}) after moving to ({last}, 0)"
-            assert ex.press("End")[1] == data["x"][-1], f"{where}: End"
-            assert ex.press("Home")[1] == data["x"][0], f"{where}: Home"
-            assert ex.press("ArrowRight")[1] == data["x"][min(1, T_k - 1)], f"{where}: ArrowRight"
-            assert ex.press("ArrowUp")[0] == data["y"][max(last - 1, 0)], f"{where}: ArrowUp"
+            assert (q, k) == (say(data["y"][last]), say(data["x"][0])), f"{where}: ({q}, {k}) after moving to ({last}, 0)"
+            assert ex.press("End")[1] == say(data["x"][-1]), f"{where}: End"
+            assert ex.press("Home")[1] == say(data["x"][0]), f"{where}: Home"
+            assert ex.press("ArrowRight")[1] == say(data["x"][min(1, T_k - 1)]), f"{where}: ArrowRight"
+            assert ex.press("ArrowUp")[0] == say(data["y"][max(last - 1, 0)]), f"{where}: ArrowUp"
+            assert ex.press("Control+End")[:2] == (say(data["y"][-1]), say(data["x"][-1])), f"{where}: Ctrl+End"
+            assert ex.press("Control+Home")[:2] == (say(data["y"][0]), say(data["x"][0])), f"{where}: Ctrl+Home"
+            # The pointer moves the selection on screen, and the live region stays silent.
+            before = ex.live.inner_text()
+            ex.root.locator("tbody td").last.hover()
+            assert ex.read(ex.shown.inner_text().strip())[:2] == (data["y"][-1], data["x"][-1]), f"{where}: hover"
+            assert ex.live.inner_text() == before, f"{where}: the live region speaks as the pointer passes"
+            page.mouse.move(0, 0)
             # Each row of weights read out (masked: 0) sums to 1; its values are the data's.
             scale = 10 ** data["digits"]
             values = data["views"][0]["values"]
@@ -279,7 +320,7 @@ def test_explorer_from_disk(site, browser, lang, name):
         explorers = _explorers(page)
         assert explorers and all(e["drawn"] == e["cells"] > 0 for e in explorers), f"{lang}/{name}: not drawn"
         ex = Explorer(page, 0, explorers[0], lang)
-        assert ex.press("ArrowDown")[0] == explorers[0]["data"]["y"][1]
+        assert ex.press("ArrowDown")[0] == spoken(explorers[0]["data"]["y"][1], lang)
         assert rec.settle(page)
         assert not rec.problems, f"{lang}/{name} from disk: " + "; ".join(rec.problems)
         requested = [r.url for r in rec.finished if not r.url.startswith("file:")]
@@ -326,3 +367,200 @@ def test_explorers_add_at_most_60_kib(site, server, browser, lang, name):
     html = "".join(str(el) for el in parse(site / lang / f"{name}.html").select("[data-attention-explorer]"))
     added = files + len(gzip.compress(html.encode("utf-8"), compresslevel=6))
     assert added <= MAX_ADDED_BYTES, f"{lang}/{name}: the explorers add {added / 1024:.1f} KiB (gzipped)"
+
+
+# -- every reader: screen readers, no JavaScript, forced colours ---------------------------------
+
+
+def _ax_nodes(cdp, index, role):
+    """Nodes of ``role`` in Chromium's accessibility tree, inside explorer ``index``'s table."""
+    table = cdp.send("Runtime.evaluate", {
+        "expression": f"document.querySelectorAll('[data-attention-explorer] table')[{index}]"})["result"]["objectId"]
+    return cdp.send("Accessibility.queryAXTree", {"objectId": table, "role": role})["nodes"]
+
+
+def _ax_props(node):
+    return {p["name"]: p["value"].get("value") for p in node.get("properties", [])}
+
+
+def _first_panel(data, lang, view=0):
+    """The cells' names a screen reader hears, by rows: the values as the cells write them."""
+    T_k, scale = len(data["x"]), 10 ** data["digits"]
+    values = data["views"][view]["values"][:len(data["y"]) * T_k]
+    names = [MASKED[lang] if v is None else _number(v / scale, data["cells"] or 2, lang) for v in values]
+    return [names[i:i + T_k] for i in range(0, len(names), T_k)]
+
+
+@pytest.mark.parametrize("lang, name", PARAMS)
+def test_explorer_is_a_grid_for_screen_readers(server, browser, lang, name):
+    ctx = _new_context(browser)
+    try:
+        page, rec, _ = _open(ctx, f"{server}/{lang}/{name}.html")
+        explorers = _explorers(page)
+        cdp = ctx.new_cdp_session(page)
+        cdp.send("Accessibility.enable")
+        for index, facts in enumerate(explorers):
+            where = f"{lang}/{name} explorer {index + 1}"
+            data, ex = facts["data"], Explorer(page, index, facts, lang)
+            T_q, T_k = len(data["y"]), len(data["x"])
+            (grid,) = _ax_nodes(cdp, index, "grid")
+            help_text = ex.root.locator(".attn-explorer-help").inner_text().strip()
+            assert grid["name"]["value"] == NAME[lang][0], f"{where}: grid named {grid['name']['value']!r}"
+            assert grid.get("description", {}).get("value") == help_text, f"{where}: the grid's description"
+            # Headers: the tokens, a position said as a word; the corner names both axes.
+            cols = [n["name"]["value"] for n in _ax_nodes(cdp, index, "columnheader")]
+            rows = [n["name"]["value"] for n in _ax_nodes(cdp, index, "rowheader")]
+            assert cols[1:] == [spoken(x, lang) for x in data["x"]], f"{where}: column headers {cols[:4]}"
+            assert rows == [spoken(y, lang) for y in data["y"]], f"{where}: row headers {rows[:4]}"
+            assert SAY[lang] in cols[0], f"{where}: corner {cols[0]!r}"
+            # Every cell named by its value (or "masked"); one selected, and it is the tab stop.
+            cells = _ax_nodes(cdp, index, "gridcell")
+            names = [c["name"]["value"] for c in cells]
+            assert names == [n for row in _first_panel(data, lang) for n in row], f"{where}: cells {names[:6]}"
+            selected = [k for k, c in enumerate(cells) if _ax_props(c).get("selected")]
+            assert selected == [0], f"{where}: selected cells {selected}"
+            # Walked with the keyboard: focus moves to the next row's cell, selected, named.
+            ex.press("ArrowDown")
+            focused = [k for k, c in enumerate(_ax_nodes(cdp, index, "gridcell")) if _ax_props(c).get("focused")]
+            assert focused == [min(1, T_q - 1) * T_k], f"{where}: focus on cells {focused} after ArrowDown"
+            assert _ax_props(_ax_nodes(cdp, index, "gridcell")[focused[0]]).get("selected"), where
+            # The name follows the view.
+            if len(data["views"]) > 1:
+                ex.root.locator("input[type=radio][value='1']").check()
+                (grid,) = _ax_nodes(cdp, index, "grid")
+                assert grid["name"]["value"] == NAME[lang][1], f"{where}: scores shown, grid {grid['name']['value']!r}"
+                names = [c["name"]["value"] for c in _ax_nodes(cdp, index, "gridcell")]
+                assert names == [n for row in _first_panel(data, lang, 1) for n in row], f"{where}: scores' cells"
+                ex.root.locator("input[type=radio][value='0']").check()
+            # English tokens, in the live region and the headers, marked so on a Spanish page.
+            words = [x for x in data["x"] + data["y"] if re.search("[A-Za-z]", x)]
+            marked = ex.root.evaluate("""(root) => [...root.querySelectorAll('[lang="en"]')]
+                .filter((el) => el.closest("th, .attn-explorer-live")).map((el) => el.textContent)""")
+            if lang == "en" or not words:
+                assert not marked, f"{where}: lang=en on {marked[:3]}"
+            else:
+                expected = {re.sub(f"[{SUBSCRIPT}]+$", "", w) for w in words}
+                assert set(marked) == expected, f"{where}: marked {sorted(set(marked))[:5]}, tokens {sorted(expected)[:5]}"
+        assert not rec.problems, f"{lang}/{name}: " + "; ".join(rec.problems)
+    finally:
+        ctx.close()
+
+
+JS_CELL_COLOURS = """() => Array.from(document.querySelectorAll("[data-attention-explorer] table")).map((t) =>
+  Array.from(t.querySelectorAll("tbody td")).map((td) => getComputedStyle(td).backgroundColor))"""
+
+
+@pytest.mark.parametrize("lang, name", PARAMS)
+def test_explorer_without_javascript(server, browser, lang, name):
+    # Reader modes, blocked scripts, an early print: the weights as a table, in the colours the script draws.
+    drawn = _new_context(browser)
+    bare = _new_context(browser, java_script_enabled=False)
+    try:
+        page, _, _ = _open(drawn, f"{server}/{lang}/{name}.html")
+        _open_details(page)
+        colours = page.evaluate(JS_CELL_COLOURS)
+        datas = [e["data"] for e in page.evaluate(JS_EXPLORERS)]
+        page, rec, _ = _open(bare, f"{server}/{lang}/{name}.html")
+        page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+        assert page.evaluate(JS_CELL_COLOURS) == colours, f"{lang}/{name}: other colours than the script's"
+        rec.problems = [p for p in rec.problems if not p.endswith("(csp)")]  # the scripts, not run
+        for index, data in enumerate(datas):
+            where = f"{lang}/{name} explorer {index + 1}"
+            root = page.locator("[data-attention-explorer]").nth(index)
+            texts = [t.strip() for t in root.locator("tbody td").all_text_contents()]
+            panel = _first_panel(data, lang)
+            assert texts == [n for row in panel for n in row], f"{where}: cells {texts[:6]}"
+            assert root.locator("tbody th").all_text_contents() == data["y"], f"{where}: row labels"
+            assert not root.locator("[role=grid]").count(), f"{where}: a grid no key moves"
+            assert root.locator(".attn-explorer-help").is_hidden(), f"{where}: help for a grid that is not there"
+            controls = root.locator("select, input")
+            assert all(c.is_disabled() for c in controls.all()), f"{where}: controls that do nothing"
+            assert root.locator(".attn-explorer-grid table").is_visible(), where
+        assert not rec.problems, f"{lang}/{name}: " + "; ".join(rec.problems)
+    finally:
+        drawn.close()
+        bare.close()
+
+
+def _rgb(css):
+    return [int(c) for c in re.findall(r"\d+", css)[:3]]
+
+
+def _contrast(a, b):
+    def lum(rgb):
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (x / 255 for x in rgb))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+JS_RING = """(td) => {
+  const style = getComputedStyle(td);
+  return {cell: style.backgroundColor, outer: style.outlineColor, width: style.outlineWidth,
+          inner: style.boxShadow, focus: td === document.activeElement};
+}"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("lang, name", [p for p in PARAMS if p.values[0] == LANGS[0]])
+def test_selection_ring_shows_on_every_cell_colour(server, browser, lang, name, theme):
+    # A two-tone ring (its tones at least 3:1 apart), one tone at least 3:1 against the
+    # selected cell's colour (WCAG 1.4.11), on the lightest and the darkest cell.
+    ctx = _new_context(browser, color_scheme=theme)
+    ctx.add_init_script(f"localStorage.setItem('mode', '{theme}'); localStorage.setItem('theme', '{theme}');")
+    try:
+        page, _, _ = _open(ctx, f"{server}/{lang}/{name}.html")
+        for index, facts in enumerate(_explorers(page)):
+            ex = Explorer(page, index, facts, lang)
+            T_k = len(facts["data"]["x"])
+            colours = [_rgb(c) for c in page.evaluate(JS_CELL_COLOURS)[index]]
+            masked = ex.root.evaluate("(root) => [...root.querySelectorAll('tbody td')].map((td) => "
+                                      "td.classList.contains('attn-explorer-masked'))")
+            shown = [k for k, c in enumerate(colours) if not masked[k]]
+            for k in {min(shown, key=lambda k: sum(colours[k])), max(shown, key=lambda k: sum(colours[k]))}:
+                ex.go(k // T_k, k % T_k)
+                # Focused (the keyboard's), then not (the pointer's, or the focus elsewhere).
+                for focus in (True, False):
+                    if not focus:
+                        ex.grid.evaluate("(td) => td.blur()")
+                    ring = ex.grid.evaluate(JS_RING)
+                    where = f"{lang}/{name} explorer {index + 1}, {theme}, cell {k}, focus {focus}"
+                    assert ring["focus"] == focus and float(ring["width"][:-2]) >= 2, f"{where}: {ring}"
+                    outer, inner, cell = _rgb(ring["outer"]), _rgb(ring["inner"]), _rgb(ring["cell"])
+                    assert "inset" in ring["inner"] and _contrast(outer, inner) >= 3, f"{where}: one tone {ring}"
+                    assert max(_contrast(outer, cell), _contrast(inner, cell)) >= 3, f"{where}: ring unseen {ring}"
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("lang, name", PARAMS)
+def test_explorer_in_forced_colours(server, browser, lang, name):
+    # Windows' contrast themes: the heatmap keeps its colours, the selection is the system's Highlight.
+    ctx = _new_context(browser, forced_colors="active")
+    try:
+        page, _, _ = _open(ctx, f"{server}/{lang}/{name}.html")
+        explorers = _explorers(page)
+        highlight = page.evaluate("""() => {
+          const probe = document.body.appendChild(document.createElement("i"));
+          probe.style.cssText = "color: Highlight; forced-color-adjust: none";
+          const colour = getComputedStyle(probe).color;
+          probe.remove();
+          return colour;
+        }""")
+        for index, facts in enumerate(explorers):
+            where = f"{lang}/{name} explorer {index + 1}"
+            root = page.locator("[data-attention-explorer]").nth(index)
+            kept = root.evaluate("""(root) => [...root.querySelectorAll("tbody td:not(.attn-explorer-masked)")]
+              .every((td) => getComputedStyle(td).backgroundColor === td.style.backgroundColor)""")
+            assert kept, f"{where}: forced colours repaint the cells"
+            bar = root.locator(".attn-explorer-bar").evaluate("(el) => getComputedStyle(el).backgroundImage")
+            assert "gradient" in bar, f"{where}: the colour bar is gone ({bar})"
+            hatch = root.locator("td.attn-explorer-masked, .attn-explorer-swatch").evaluate_all(
+                "(els) => els.map((el) => getComputedStyle(el).backgroundImage)")
+            assert all("gradient" in h for h in hatch), f"{where}: the masked cells' hatching is gone"
+            ex = Explorer(page, index, facts, lang)
+            ex.press("ArrowRight")
+            ring = ex.grid.evaluate(JS_RING)
+            assert ring["outer"] == highlight and float(ring["width"][:-2]) >= 2, f"{where}: {ring}, Highlight {highlight}"
+    finally:
+        ctx.close()
