@@ -153,7 +153,7 @@ class Seq2Seq(nn.Module):
     @torch.no_grad()
     def generate(self, src):
         """Greedy decoding of ``TGT_LEN`` tokens for source ids ``src`` ``(B, T_src)``."""
-        self.forward(src, torch.full((src.size(0), 1), BOS))  # checks src once
+        self.forward(src, torch.full((src.size(0), 1), BOS))  # _checks.token_ids("src", src, ...)
         out = torch.full((src.size(0), 1), BOS)  # (B, 1)
         for _ in range(TGT_LEN):
             nxt = self._forward(src, out)[:, -1].argmax(-1, keepdim=True)  # (B, 1)
