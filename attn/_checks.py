@@ -232,12 +232,19 @@ def position_ids(name, positions, shape, context_length):
     return positions
 
 
-def gated_inputs(module, x, keep):
+def gated_inputs(module, x, keep, x_key=None, x_value=None):
     """Check the inputs of a layer whose heads can be switched off (``attn.circuits.AttentionLayer``).
 
     ``x`` ``(B, T, module.d_model)`` with the dtype of the module's parameters, ``keep``
-    a floating-point tensor ``(module.num_heads,)``.
+    a floating-point tensor ``(module.num_heads,)``; ``x_key`` and ``x_value`` (optional)
+    shaped like ``x``.
     """
+    for name, other in (("x_key", x_key), ("x_value", x_value)):
+        if other is not None:
+            tensor(name, other, floating=True)
+            if other.shape != x.shape or other.dtype != x.dtype:
+                raise ValueError(f"{name} must have the shape and dtype of x, {tuple(x.shape)} {x.dtype}, "
+                                 f"got {tuple(other.shape)} {other.dtype}")
     sequence("x", x, module.d_model, d_name="d_model", dtype=dtype_of(module))
     if x.dim() != 3:
         raise ValueError(f"x must have shape (B, T, d_model={module.d_model}), got shape {tuple(x.shape)}")

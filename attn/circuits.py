@@ -19,7 +19,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _checks, _trained
-from .core import attend_heads, project
+from .core import attend_heads, split_heads
+from .functional import induction_score, previous_token_score
 
 __all__ = ["AttentionOnly", "AttentionLayer", "repeated_tokens", "train_induction", "copy_accuracy"]
 
@@ -53,13 +54,18 @@ class AttentionLayer(nn.Module):
         self.dropout = nn.Dropout(0.0)
 
     @_checks.door(_checks.gated_inputs)
-    def forward(self, x, keep):
+    def forward(self, x, keep, x_key=None, x_value=None):
         """``x`` ``(B, T, d_model)``, ``keep`` ``(h,)`` (1 = head on); returns ``(out, weights)``.
 
         The pieces of :func:`attn.core.attend`; head ``j``'s values are multiplied by
         ``keep[j]``, so its output is too (:math:`a (m v) = m (a v)`); weights ``(B, h, T, T)``.
+        ``x_key`` and ``x_value`` ``(B, T, d_model)``, default ``x``, feed the keys and the
+        values instead of ``x`` (path patching: each input read from another stream).
         """
-        q, k, v = project(self, x)  # (B, T, d) -> (B, h, T, d_h) each
+        h = self.num_heads
+        q = split_heads(self.W_query(x), h)  # (B, T, d) -> (B, h, T, d_h)
+        k = split_heads(self.W_key(x if x_key is None else x_key), h)  # (B, T, d) -> (B, h, T, d_h)
+        v = split_heads(self.W_value(x if x_value is None else x_value), h)  # (B, T, d) -> (B, h, T, d_h)
         v = v * keep[:, None, None]  # (B, h, T, d_h) * (h, 1, 1): keep = 0 -> 0
         return attend_heads(self, q, k, v, is_causal=True, return_weights=True)  # (B, T, d), (B, h, T, T)
 
@@ -206,8 +212,20 @@ def _losses(model, x, copy):
     return loss[~copy].mean(), loss[copy].mean()
 
 
+@torch.no_grad()
+def _probe(model, x):
+    """On ``x`` ``(B, 2n)`` of :func:`repeated_tokens`: ``s_-1`` and ``s_n`` ``(L, h)``, P(seen), P(target)."""
+    n = x.size(1) // 2
+    logits, w = model(x, return_weights=True)  # (B, 2n, V), (L, B, h, 2n, 2n)
+    p = logits[:, n:-1].softmax(-1)  # (B, n - 1, V): predicts x_{n+1} .. x_{2n-1}
+    seen = F.one_hot(x, model.vocab_size).cummax(1).values[:, n:-1]  # (B, n - 1, V): 1 if in x_{<=i}
+    p_seen = (p * seen).sum(-1).mean()  # mass on tokens already in the sequence
+    p_target = p.gather(-1, x[:, n + 1:, None]).mean()  # (B, n - 1, 1): mass on the copy
+    return previous_token_score(w).mean(1), induction_score(w, n).mean(1), p_seen, p_target
+
+
 @_trained.shared(draws_init=True)
-def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0):
+def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0, record=0):
     """Train on sequences that end with a copy, with AdamW; return the losses of new and copied tokens.
 
     Each training sequence has ``2 * half`` random tokens whose last ``n`` tokens copy
@@ -223,11 +241,19 @@ def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0):
         half (int): the longest random half (``2 * half <= context_length``), ``>= 2``.
         lr (float): peak learning rate (linear decay to 0).
         seed (int): seeds the model's initialisation and the batches.
+        record (int): every ``record`` steps (0 = never), measure the model on 64 fixed
+            sequences of :func:`repeated_tokens` (period ``half``) without changing the
+            training: each head's scores and the probabilities of the copy targets.
 
     Returns:
         tuple: ``(fresh, repeat)``, two lists of ``steps`` floats: the loss (nats per
         token) at each step on the targets that are new random tokens and on those that
-        repeat earlier ones.
+        repeat earlier ones. With ``record > 0``, ``(fresh, repeat, trace)``, ``trace`` a
+        dict of tensors, one row per measurement: ``"step"`` ``(n,)``, the step before
+        which it was taken; ``"prev"`` and ``"ind"`` ``(n, num_layers, num_heads)``, the
+        previous-token and induction scores; ``"p_seen"`` and ``"p_target"`` ``(n,)``, the
+        mean probability, on the copy targets, of any token already in the sequence and
+        of the target itself.
     """
     if not isinstance(model, AttentionOnly):
         raise TypeError(f"model must be an attn.circuits.AttentionOnly, got {type(model).__name__}")
@@ -237,6 +263,7 @@ def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0):
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:
         raise ValueError(f"lr must be a positive float, got {lr!r}")
     _checks.non_negative_int("seed", seed)
+    _checks.non_negative_int("record", record)
     if 2 * half > model.context_length:
         raise ValueError(f"2 * half = {2 * half} exceeds context_length={model.context_length}")
     torch.manual_seed(seed)
@@ -247,7 +274,11 @@ def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0):
     device = model.unembed.weight.device
     model.train()
     fresh, repeat = [], []
+    probe = repeated_tokens(64, half, model.vocab_size, generator=torch.Generator().manual_seed(seed + 1))
+    rows = []  # (step, s_-1, s_n, P(seen), P(target))
     for step in range(steps):
+        if record and step % record == 0:
+            rows.append((step, *_probe(model, probe.to(device))))
         for group in opt.param_groups:
             group["lr"] = lr * (1 - step / steps)
         x, copy = (t.to(device) for t in _train_batch(batch_size, half, model.vocab_size, g))  # model's device
@@ -259,7 +290,13 @@ def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0):
         fresh.append(l1.item())
         repeat.append(l2.item())
     model.eval()
-    return fresh, repeat
+    if not record:
+        return fresh, repeat
+    rows.append((steps, *_probe(model, probe.to(device))))
+    step, prev, ind, p_seen, p_target = zip(*rows)
+    trace = {"step": torch.tensor(step), "prev": torch.stack(prev), "ind": torch.stack(ind),
+             "p_seen": torch.stack(p_seen), "p_target": torch.stack(p_target)}
+    return fresh, repeat, trace
 
 
 @torch.no_grad()

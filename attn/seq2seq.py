@@ -90,6 +90,9 @@ class Seq2Seq(nn.Module):
         d_model (int): width of every embedding and of the residual streams.
         num_heads (int): heads of every attention layer.
         max_len (int): the most positions of the source and of the target.
+        cross_causal (bool): put a causal mask on the cross-attention: decoder position
+            ``i`` reads source positions ``0 .. i`` only. An attribute, so that it can also
+            be switched on after training.
 
     Attributes:
         tok_emb (nn.Embedding): token embeddings, shared by source and target.
@@ -100,9 +103,10 @@ class Seq2Seq(nn.Module):
         head (nn.Sequential): layer norm and readout ``d_model -> 13``.
     """
 
-    def __init__(self, d_model=32, num_heads=1, max_len=16):
+    def __init__(self, d_model=32, num_heads=1, max_len=16, *, cross_causal=False):
         super().__init__()
         d, self.max_len = _checks.sizes(d_model=d_model, max_len=max_len)
+        self.cross_causal = _checks.flag("cross_causal", cross_causal)
         V = len(SYMBOLS) + 1
         self.tok_emb = nn.Embedding(V, d)
         self.src_pos = nn.Embedding(max_len, d)
@@ -116,6 +120,9 @@ class Seq2Seq(nn.Module):
         self.cross = CrossAttention(d, d, d, num_heads)
         self.dec_mlp = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
         self.head = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, V))
+
+    def extra_repr(self):
+        return f"cross_causal={self.cross_causal}"  # in the key of attn/_trained.py
 
     @_checks.door(_check_forward)
     def forward(self, src, tgt_in, *, return_weights=False):
@@ -147,11 +154,21 @@ class Seq2Seq(nn.Module):
         """
         y = self.tok_emb(tgt_in) + self.tgt_pos.weight[: tgt_in.size(1)]  # (B, T_tgt, d)
         y = y + self.dec_attn(self.dec_ln1(y))  # (B, T_tgt, d), causal=True
-        c, w = self.cross(self.dec_ln2(y), h, cache=memory, return_weights=True)  # (B, T_tgt, d), (B, h, T_tgt, T_src)
+        c, w = self._cross(self.dec_ln2(y), h, memory)  # (B, T_tgt, d), (B, h, T_tgt, T_src)
         y = y + c
         y = y + self.dec_mlp(y)  # (B, T_tgt, d)
         logits = self.head(y)  # (B, T_tgt, 13)
         return (logits, w) if return_weights else logits
+
+    def _cross(self, y, h, memory=None):
+        """Cross-attention of ``y`` ``(B, T_tgt, d)`` over ``h`` ``(B, T_src, d)``, with its weights."""
+        if not self.cross_causal:
+            return self.cross(y, h, cache=memory, return_weights=True)
+        B, T_src = h.shape[:2]
+        rows = [self.cross(y[:, i:i + 1], h, return_weights=True,  # query i: keys 0 .. i
+                           context_padding_mask=(torch.arange(T_src, device=h.device) <= i).expand(B, T_src))
+                for i in range(y.size(1))]
+        return torch.cat([c for c, _ in rows], 1), torch.cat([w for _, w in rows], 2)  # (B, T_tgt, d), (B, h, T_tgt, T_src)
 
     @torch.no_grad()
     @_checks.door(_check_generate)

@@ -3,9 +3,10 @@ An induction head forms
 =======================
 
 A two-layer attention-only model (:class:`attn.circuits.AttentionOnly`) learns to copy
-sequences of random tokens that repeat. The loss on the repeated tokens drops suddenly
-when a previous-token head in layer 0 and an induction head in layer 1 form; the loss
-on the fresh tokens stays at :math:`\\ln V`, since nothing predicts them. Companion of
+sequences of random tokens that repeat. The loss on the repeated tokens falls in two
+stages: slowly while the model learns to favour tokens it has already seen, then
+steeply while a previous-token head in layer 0 and an induction head in layer 1 form;
+the loss on the fresh tokens stays near :math:`\\ln V`, since nothing predicts them. Companion of
 :ref:`ch-17`, which trains the same model with the same seed and measures each head.
 """
 
@@ -13,7 +14,8 @@ on the fresh tokens stays at :math:`\\ln V`, since nothing predicts them. Compan
 # Training
 # --------
 # 600 steps of 64 sequences of 24 tokens whose last 6 to 12 tokens repeat the ones
-# before them, with the seed of :ref:`ch-17`.
+# before them, with the seed of :ref:`ch-17`; every 10 steps, the heads' scores are
+# measured on fixed test sequences.
 import math
 
 import matplotlib.pyplot as plt
@@ -25,20 +27,27 @@ from attn.plot import heatmap_grid
 
 V, half = 64, 12
 model = AttentionOnly(V, 2 * half)
-fresh, repeat = train_induction(model, steps=600, half=half, seed=0)
+fresh, repeat, trace = train_induction(model, steps=600, half=half, seed=0, record=10)
 print(f"fresh: {fresh[0]:.3f} -> {fresh[-1]:.3f}, repeat: {repeat[0]:.3f} -> {repeat[-1]:.3f}")
 
 # %%
-# The drop
-# --------
-# The loss on the repeated tokens leaves :math:`\ln V` when the induction circuit forms.
-fig, ax = plt.subplots(figsize=(6.4, 3.4))
-ax.plot(fresh, label="fresh", color="tab:gray")
-ax.plot(repeat, label="repeat", color="tab:blue")
-ax.axhline(math.log(V), color="k", lw=0.8, ls="--", label="$\\ln V$")
-ax.set(xlabel="$s$", ylabel="$\\mathcal{L}$", ylim=(0, 5))
-ax.legend()
-# sphinx_gallery_alt = "Line plot of two training losses against the step, one on fresh tokens and one on repeated tokens, with a dashed horizontal line at the loss of a uniform guess. Later in training the loss on the repeated tokens drops well below the line, while the loss on the fresh tokens stays near it."
+# The two stages
+# --------------
+# Top, the losses; bottom, the previous-token score of the best head of layer 0 and
+# the induction score of layer 1 (mean of its heads). The steep drop of the loss on the
+# repeated tokens comes with the rise of both scores; the slow fall before it does not.
+pt = trace["prev"][-1, 0].argmax().item()
+fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.4, 5.2), sharex=True)
+top.plot(fresh, label="fresh", color="tab:gray")
+top.plot(repeat, label="repeat", color="tab:blue")
+top.axhline(math.log(V), color="k", lw=0.8, ls="--", label="$\\ln V$")
+top.set(ylabel="$\\mathcal{L}$", ylim=(0, 5))
+top.legend()
+bottom.plot(trace["step"], trace["prev"][:, 0, pt], label=f"$s_{{-1}}$ $(0, {pt})$", color="tab:orange")
+bottom.plot(trace["step"], trace["ind"][:, 1].mean(-1), label="$s_{12}$ $(\\ell = 1)$", color="tab:blue")
+bottom.set(xlabel="$s$", ylim=(0, 1))
+bottom.legend()
+# sphinx_gallery_alt = "Two stacked plots against the training step. Top: the losses on fresh and on repeated tokens, with a dashed line at the loss of a uniform guess; the loss on the repeated tokens falls slowly for a long stretch, then steeply. Bottom: the previous-token score of a layer-0 head and the induction score of layer 1, flat during the slow stretch, rising steeply with the steep drop."
 plt.show()
 
 # %%

@@ -48,7 +48,7 @@ SIGNATURES = {
     AF.induction_score: "(weights, period)",
     attn.circuits.AttentionOnly: "(vocab_size, context_length, d_model=64, num_layers=2, num_heads=2)",
     attn.circuits.repeated_tokens: "(batch_size, half, vocab_size, generator=None)",
-    attn.circuits.train_induction: "(model, steps=600, batch_size=64, half=12, lr=0.01, seed=0)",
+    attn.circuits.train_induction: "(model, steps=600, batch_size=64, half=12, lr=0.01, seed=0, record=0)",
     attn.circuits.copy_accuracy: "(model, x, *, ablate=())",
     attn.core.attend: "(m, x, *, cache=None, positions=None, mask=None, context=None, return_weights=False)",
     attn.core.bottom_right_mask: "(T, P, device=None)",

@@ -172,3 +172,51 @@ def test_short_training_lowers_the_loss_on_copies_and_is_seeded():
     assert train_induction(m2, steps=30, batch_size=16, half=6, seed=3) == (fresh, repeat)
     acc = copy_accuracy(m, repeated_tokens(8, 6, 16, torch.Generator().manual_seed(0)))
     assert 0.0 <= acc <= 1.0
+
+
+def test_record_measures_the_heads_without_changing_the_training():
+    kwargs = dict(steps=12, batch_size=8, half=5, seed=4)
+    m, m2 = AttentionOnly(16, 10, d_model=16, num_heads=2), AttentionOnly(16, 10, d_model=16, num_heads=2)
+    fresh, repeat = train_induction(m, **kwargs)
+    fresh2, repeat2, trace = train_induction(m2, **kwargs, record=5)
+    assert (fresh2, repeat2) == (fresh, repeat)  # the probes leave the training untouched
+    for a, b in zip(m.state_dict().values(), m2.state_dict().values()):
+        assert torch.equal(a, b)
+    assert trace["step"].tolist() == [0, 5, 10, 12]  # every 5 steps, and after the last
+    assert trace["prev"].shape == trace["ind"].shape == (4, 2, 2)
+    assert trace["p_seen"].shape == trace["p_target"].shape == (4,)
+    # the last row measures the trained model on the probe sequences
+    probe = repeated_tokens(64, 5, 16, generator=torch.Generator().manual_seed(4 + 1))
+    with torch.no_grad():
+        logits, w = m(probe, return_weights=True)
+    assert_close(trace["prev"][-1], AF.previous_token_score(w).mean(1), atol=0.0, rtol=0.0)
+    assert_close(trace["ind"][-1], AF.induction_score(w, 5).mean(1), atol=0.0, rtol=0.0)
+    p = logits[:, 5:-1].softmax(-1)  # (B, 4, V): targets x_6 .. x_9
+    assert_close(trace["p_target"][-1], p.gather(-1, probe[:, 6:, None]).mean(), atol=1e-7, rtol=0.0)
+    seen = torch.zeros_like(p)
+    for i in range(4):  # tokens x_0 .. x_{5+i}
+        seen[:, i].scatter_(1, probe[:, :6 + i], 1.0)
+    assert_close(trace["p_seen"][-1], (p * seen).sum(-1).mean(), atol=1e-7, rtol=0.0)
+    assert (trace["p_target"] <= trace["p_seen"] + 1e-6).all()  # the target is a seen token
+    with pytest.raises(ValueError, match="record"):
+        train_induction(m, steps=2, batch_size=4, half=5, record=-1)
+    with pytest.raises(TypeError, match="record"):
+        train_induction(m, steps=2, batch_size=4, half=5, record=1.5)
+
+
+def test_layer_keys_and_values_can_read_other_streams():
+    torch.manual_seed(0)
+    layer = AttentionOnly(8, 6, d_model=8, num_heads=2).layers[0].double()
+    x, xk, xv = torch.randn(3, 2, 6, 8, dtype=torch.float64)
+    keep = torch.ones(2, dtype=torch.float64)
+    out, w = layer(x, keep)
+    out2, w2 = layer(x, keep, x_key=x, x_value=x)
+    assert torch.equal(out, out2) and torch.equal(w, w2)
+    out, w = layer(x, keep, x_key=xk, x_value=xv)
+    q = layer.W_query(x).view(2, 6, 2, 4).transpose(1, 2)  # (B, T, d) -> (B, h, T, d_h)
+    k = layer.W_key(xk).view(2, 6, 2, 4).transpose(1, 2)
+    v = layer.W_value(xv).view(2, 6, 2, 4).transpose(1, 2)
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, h, T, d_h)
+    assert_close(out, layer.out_proj(ref.transpose(1, 2).reshape(2, 6, 8)), atol=1e-12, rtol=1e-10)
+    want = (q @ k.transpose(-2, -1) / 2.0).masked_fill(~AF.causal_mask(6), float("-inf")).softmax(-1)
+    assert_close(w, want, atol=1e-12, rtol=1e-10)

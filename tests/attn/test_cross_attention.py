@@ -160,3 +160,34 @@ def test_seq2seq_bad_inputs():
         S.encode("24.11.2026")
     with pytest.raises(ValueError, match="steps"):
         S.train(m, steps=0)
+
+
+def test_cross_causal_masks_each_decoder_step_to_source_positions_up_to_its_own():
+    torch.manual_seed(0)
+    m = S.Seq2Seq(d_model=16, num_heads=2).double().eval()
+    src, tgt = S.date_batch(3, torch.Generator().manual_seed(5))
+    tgt_in = torch.cat([torch.full((3, 1), S.BOS), tgt[:, :-1]], 1)  # (B, 10)
+    logits, w = m(src, tgt_in, return_weights=True)
+    m.cross_causal = True  # an attribute: switched on after construction (or training)
+    logits_c, w_c = m(src, tgt_in, return_weights=True)
+    assert "cross_causal=True" in repr(m)
+    assert torch.all(w_c.triu(1) == 0) and not torch.all(w.triu(1) == 0)
+    assert_close(w_c.sum(-1), torch.ones(3, 2, 10, dtype=torch.float64), atol=1e-12, rtol=0.0)
+    # reference: the same layer with a (T_q, T_ctx) causal mask, in one call
+    with torch.no_grad():
+        h = m.tok_emb(src) + m.src_pos.weight[:10]
+        h = h + m.enc_attn(m.enc_ln(h))
+        h = h + m.enc_mlp(h)  # (B, T_src, d)
+        y = m.tok_emb(tgt_in) + m.tgt_pos.weight[:10]
+        y = m.dec_ln2(y + m.dec_attn(m.dec_ln1(y)))  # (B, T_tgt, d)
+        q, k, v = (W(t).view(3, 10, 2, 8).transpose(1, 2) for W, t in
+                   ((m.cross.W_query, y), (m.cross.W_key, h), (m.cross.W_value, h)))  # (B, h, T, d_h)
+        ref_w = (q @ k.transpose(-2, -1) / 8 ** 0.5).masked_fill(~torch.ones(10, 10).bool().tril(),
+                                                                 float("-inf")).softmax(-1)
+        _, w_mine = m._cross(y, h)
+    assert_close(w_c, ref_w, atol=1e-10, rtol=1e-8)
+    assert_close(w_mine, ref_w, atol=1e-10, rtol=1e-8)
+    # the first step reads source position 0 only
+    assert_close(w_c[..., 0, 0], torch.ones(3, 2, dtype=torch.float64), atol=0.0, rtol=0.0)
+    with pytest.raises(TypeError, match="cross_causal"):
+        S.Seq2Seq(d_model=16, cross_causal=1)
