@@ -37,8 +37,7 @@ def icon_characters(static, pages):
 
 def write_font_subset(source, chars, out, *, all_layout_features=False):
     """Write ``out``, ``source`` as woff2 with only the glyphs of ``chars`` (and with ``all_layout_features``,
-    those a MATH table's sizes and pieces need); return the characters it lacks (``U+XXXX``).
-    """
+    those a MATH table's sizes and pieces need); return the characters it lacks (``U+XXXX``)."""
     from fontTools import subset
 
     options = subset.Options()
