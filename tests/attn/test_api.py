@@ -11,6 +11,7 @@ import torch
 import attn
 import attn.circuits
 import attn.functional as AF
+import attn.linear
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -50,6 +51,9 @@ SIGNATURES = {
     attn.circuits.repeated_tokens: "(batch_size, half, vocab_size, generator=None)",
     attn.circuits.train_induction: "(model, steps=600, batch_size=64, half=12, lr=0.01, seed=0)",
     attn.circuits.copy_accuracy: "(model, x, *, ablate=())",
+    attn.linear.linear_attention: "(q, k, v, *, form, chunk_size=64, initial_state=None, return_state=False)",
+    attn.linear.delta_rule: "(q, k, v, beta, *, form, chunk_size=64, initial_state=None, return_state=False)",
+    attn.linear.gated_delta_rule: "(q, k, v, alpha, beta, *, form, chunk_size=64, initial_state=None, return_state=False)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",
