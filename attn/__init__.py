@@ -16,7 +16,8 @@ Modules, in the order the book teaches them:
 - :class:`MultiHeadLatentAttention`, :func:`latent_cache_bytes`: keys and values
   decompressed from one cached latent per token;
 - :mod:`attn.linear`: linear attention, the delta rule and the gated delta rule, each
-  in a parallel, a recurrent and a chunked form;
+  in a parallel, a recurrent and a chunked form; :mod:`attn.recall`, the associative-recall
+  task and small models that compare them with softmax attention;
 - :class:`CrossAttention`: queries from one sequence, keys and values from another;
   :mod:`attn.seq2seq`, a tiny encoder–decoder that uses it to rewrite dates;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
