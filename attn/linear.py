@@ -38,15 +38,15 @@ def _chunk(q, k, v, g, beta, S):
     else:
         decay = (g[..., :, None] - g[..., None, :]).masked_fill(~seen, float("-inf")).exp()  # (B, h, C, C): gamma_t / gamma_i, i <= t
         gamma = g.exp()[..., None]  # (B, h, C, 1): gamma_t
-    u = v  # (B, h, C, d_v): what each token writes
-    if beta is not None:  # delta rule: solve for the corrected values (WY form)
+    u = v  # (B, h, C, d_v): U = V
+    if beta is not None:  # U = T diag(beta) V - W S, T = (I + A)^-1
         b = beta[..., None]  # (B, h, C, 1)
         A = (b * (k @ k.mT) * decay).tril(-1)  # (B, h, C, C): beta_t gamma_t/gamma_i k_t.k_i, i < t
         eye = torch.eye(C, dtype=q.dtype, device=q.device)
         T_ = torch.linalg.solve_triangular(eye + A, eye, upper=False, unitriangular=True)  # (I + A)^-1
         w = T_ @ (b * gamma * k)  # (B, h, C, d_k): W = T diag(beta gamma) K
         u = T_ @ (b * v) - w @ S  # (B, h, C, d_v): U = T diag(beta) V - W S
-    o = gamma * (q @ S) + (q @ k.mT * decay) @ u  # (B, h, C, d_v): from S, then inside the chunk
+    o = gamma * (q @ S) + (q @ k.mT * decay) @ u  # (B, h, C, d_v): diag(gamma) Q S + (Q K^T * Gamma) U
     S = gamma[..., -1:, :] * S + k.mT @ (decay[..., -1, :, None] * u)  # (B, h, d_k, d_v)
     return o, S
 
@@ -57,7 +57,7 @@ def _recurrent(q, k, v, alpha, beta, S):
     for t in range(q.size(-2)):
         q_t, k_t, v_t = q[..., t, :], k[..., t, :], v[..., t, :]  # (B, h, d_k), (B, h, d_k), (B, h, d_v)
         if alpha is not None:
-            S = alpha[..., t, None, None] * S  # S <- alpha_t S: forget first
+            S = alpha[..., t, None, None] * S  # S <- alpha_t S
         if beta is not None:
             v_t = beta[..., t, None] * (v_t - (S.mT @ k_t[..., None])[..., 0])  # beta_t (v_t - S^T k_t)
         S = S + k_t[..., :, None] * v_t[..., None, :]  # (B, h, d_k, d_v): S + k_t v_t^T
