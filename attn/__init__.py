@@ -16,6 +16,9 @@ Modules, in the order the book teaches them:
 - :class:`PagedKVCache`: the cache in blocks of a shared pool, as serving engines keep it;
 - :class:`MultiHeadLatentAttention`, :func:`latent_cache_bytes`: keys and values
   decompressed from one cached latent per token;
+- :mod:`attn.linear`: linear attention, the delta rule and the gated delta rule, each
+  in a parallel, a recurrent and a chunked form; :mod:`attn.recall`, the associative-recall
+  task and small models that compare them with softmax attention;
 - :class:`CrossAttention`: queries from one sequence, keys and values from another;
   :mod:`attn.seq2seq`, a tiny encoder–decoder that uses it to rewrite dates;
 - :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
@@ -63,7 +66,7 @@ How the code is laid out (new code follows the same pattern):
   matplotlib and numpy inside their functions, on purpose: ``import attn`` needs only
   PyTorch; ``pip install attn[plot]`` adds them.)
 """
-from . import core, diagrams, functional, plot, seq2seq
+from . import core, diagrams, functional, linear, plot, seq2seq
 from .causal import CausalAttention
 from .cross_attention import CrossAttention
 from .data import journey
@@ -103,4 +106,5 @@ __all__ = [
     "latent_cache_bytes",
     "CrossAttention",
     "seq2seq",
+    "linear",
 ]

@@ -443,3 +443,41 @@ def cross_inputs(module, x, context, context_padding_mask=None, return_weights=F
     if context.dim() == 2 and isinstance(m, torch.Tensor) and m.dim() == 1:
         m = m.unsqueeze(0)  # (T_ctx,) -> (1, T_ctx)
     padding("context_padding_mask", m, B, T)
+
+
+def linear_inputs(q, k, v, gates, form, chunk_size, initial_state, return_state):
+    """Check the arguments of the linear-attention functions of :mod:`attn.linear` in one call.
+
+    ``q``, ``k`` ``(B, h, T, d_k)`` and ``v`` ``(B, h, T, d_v)``, floating point, one
+    dtype; ``gates`` a dict of the per-token gates (``beta``, ``alpha``), each ``(B, h, T)``
+    of the same dtype, ``alpha`` in ``(0, 1]``; ``form`` one of ``"parallel"``,
+    ``"recurrent"``, ``"chunked"``; ``chunk_size`` a positive int; ``initial_state``
+    None or ``(B, h, d_k, d_v)``; ``return_state`` a bool.
+    """
+    tensor("q", q, floating=True)
+    if q.dim() != 4 or q.size(-2) == 0 or q.size(-1) == 0:
+        raise ValueError(f"q must have shape (B, h, T, d_k) with T, d_k >= 1, got shape {tuple(q.shape)}")
+    B, h, T, d_k = q.shape
+    named = {"k": k, "v": v, **gates}
+    if initial_state is not None:
+        named["initial_state"] = initial_state
+    for name, x in named.items():
+        tensor(name, x, floating=True)
+        if x.dtype != q.dtype:
+            raise TypeError(f"{name} must have the dtype of q, {q.dtype}, got {x.dtype}")
+    if k.shape != q.shape:
+        raise ValueError(f"k must have the shape of q, (B, h, T, d_k) = {tuple(q.shape)}, got {tuple(k.shape)}")
+    if v.dim() != 4 or v.shape[:3] != q.shape[:3] or v.size(-1) == 0:
+        raise ValueError(f"v must have shape (B, h, T, d_v) = ({B}, {h}, {T}, d_v), got {tuple(v.shape)}")
+    for name, g in gates.items():
+        if tuple(g.shape) != (B, h, T):
+            raise ValueError(f"{name} must have shape (B, h, T) = {(B, h, T)}, got {tuple(g.shape)}")
+    if "alpha" in gates and not bool(((gates["alpha"] > 0) & (gates["alpha"] <= 1)).all()):
+        raise ValueError("alpha must lie in (0, 1] (a decay), got values outside it")
+    if initial_state is not None and tuple(initial_state.shape) != (B, h, d_k, v.size(-1)):
+        raise ValueError(f"initial_state must have shape (B, h, d_k, d_v) = {(B, h, d_k, v.size(-1))}, "
+                         f"got {tuple(initial_state.shape)}")
+    if not isinstance(form, str) or form not in ("parallel", "recurrent", "chunked"):
+        raise ValueError(f"form must be 'parallel', 'recurrent' or 'chunked', got {form!r}")
+    flag("return_state", return_state)
+    return positive_int("chunk_size", chunk_size)

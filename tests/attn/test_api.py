@@ -11,6 +11,8 @@ import torch
 import attn
 import attn.circuits
 import attn.functional as AF
+import attn.linear
+import attn.recall
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -52,6 +54,13 @@ SIGNATURES = {
     attn.circuits.copy_accuracy: "(model, x, *, ablate=())",
     attn.core.attend: "(m, x, *, cache=None, positions=None, mask=None, context=None, return_weights=False)",
     attn.core.bottom_right_mask: "(T, P, device=None)",
+    attn.linear.linear_attention: "(q, k, v, *, form, chunk_size=64, initial_state=None, return_state=False)",
+    attn.linear.delta_rule: "(q, k, v, beta, *, form, chunk_size=64, initial_state=None, return_state=False)",
+    attn.recall.mqar: "(batch_size, num_pairs, num_keys, num_values, generator=None)",
+    attn.recall.RecallModel: "(vocab_size, kinds, d_model=32, d_head=8)",
+    attn.recall.Mixer: "(kind, d_model, d_head)",
+    attn.recall.train_recall: "(model, steps=100, batch_size=64, num_pairs=8, num_keys=32, num_values=32, lr=0.01, seed=0)",
+    attn.linear.gated_delta_rule: "(q, k, v, alpha, beta, *, form, chunk_size=64, initial_state=None, return_state=False)",
 }
 FORWARDS = {
     attn.SelfAttentionV1: "(x, *, return_weights=False)",
@@ -85,7 +94,8 @@ _AXIS = r"(?:\.\.\.|[A-Za-z_]\w*(?: [*/+-]{1,2} \w+)*)"
 _SHAPE = re.compile(rf"[(\[]{_AXIS}(?:, {_AXIS})+[)\]]")
 _SEQ_AXIS = re.compile(r"(?<![\w.])(?:B|T(?:_\w+)?|d(?:_\w+)?|h(?:_\w+)?|seq(?:_\w+)?|batch|\.\.\.)(?!\w)")
 NO_SHAPES = {attn.journey, attn.kv_cache_bytes, attn.latent_cache_bytes,  # they return sizes, not tensors
-             attn.circuits.train_induction}  # it returns lists of losses
+             attn.circuits.train_induction,  # it returns lists of losses
+             attn.recall.train_recall}  # it returns an accuracy
 
 
 def shapes(doc):
