@@ -487,7 +487,7 @@ def chapter_page(n):
     return next((DOCS / "chapters").glob(f"{n:02d}_*.md"))
 
 
-@pytest.mark.parametrize("n", sorted({ex.chapter for ex in E.catalog()} & set(range(1, 20))))
+@pytest.mark.parametrize("n", sorted({ex.chapter for ex in E.catalog()}))
 def test_chapter_page_shows_stub_check_and_solution(n):
     text = chapter_page(n).read_text(encoding="utf-8")
     section = text[text.index("## Exercises"):text.index("## See also")]
