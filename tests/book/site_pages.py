@@ -193,3 +193,87 @@ class SiteServer:
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=10)
+
+
+# -- references that print a page's title -----------------------------------------------
+
+# Words after which a title cannot follow bare, per language: «el El orden…», «del Las
+# posiciones…»; "the Why attention", "of Self-attention with trainable weights".
+LEADS_IN = {
+    "es": re.compile(
+        r"(?:^|[\s(¿¡])(el|la|los|las|lo|un|una|unos|unas|del|al|de|a|en|con|por|para|sobre|"
+        r"desde|hasta|entre|según|sin|tras|hacia|y|e|o|u|ni|que|véase|como|ver)\s*$", re.I),
+    "en": re.compile(
+        r"(?:^|[\s(])(the|a|an|of|in|to|from|by|with|and|or|as|see|for|on|at|than|that|which|"
+        r"whose|into|after|before|like)\s*$", re.I),
+}
+# A title may sit in quotes: «…» in Spanish, “…” in English.
+QUOTES = {"es": ("«", "»"), "en": ("“", "”")}
+BLOCKS = ["p", "li", "td", "th", "dd", "dt", "caption"]
+
+
+def text_of(node):
+    return re.sub(r"\s+", " ", node.get_text()).strip()
+
+
+def page_titles(site, lang):
+    """``{page name: title}`` of every page of ``lang``, as its ``<h1>`` reads (no ``#`` anchor)."""
+    titles = {}
+    for page in built_pages(site, lang):
+        h1 = page_soup(site, lang, page).find("h1")
+        if h1 is not None:
+            h1 = BeautifulSoup(str(h1), "html.parser")
+            for anchor in h1.select("a.headerlink, .section-number"):
+                anchor.decompose()
+            titles[page] = text_of(h1)
+    return titles
+
+
+def _target(page, href):
+    """The page name an ``href`` of ``page`` points to (``chapters/08_positional_encoding``)."""
+    path = unquote(urlsplit(urljoin(f"http://site/{page}.html", href)).path).lstrip("/")
+    return path.removesuffix(".html")
+
+
+def _around(block, link):
+    """The text of ``block`` before and after ``link``."""
+    inside = {id(s) for s in link.find_all(string=True)}
+    before, after, seen = [], [], False
+    for s in block.find_all(string=True):
+        if id(s) in inside:
+            seen = True
+        else:
+            (after if seen else before).append(str(s))
+    return re.sub(r"\s+", " ", "".join(before)).strip(), re.sub(r"\s+", " ", "".join(after)).strip()
+
+
+def misread_titles(doc, page, titles, lang):
+    """Links of ``doc``'s text that print a page's title where a sentence of ``lang`` cannot read it.
+
+    A title stands bare only as a label: alone in its list item or table cell, or
+    opening it before a colon (``Autoatención simplificada: la analogía…``).
+    Anywhere else in a sentence the reference reads «el capítulo 8» (``{ref}`capítulo
+    8 <ch-08>```; in English ``{ref}`chapter 8 <ch-08>```), or the title goes in quotes
+    (``QUOTES``).  Returns ``(title, what is wrong)`` pairs.
+    """
+    found = []
+    main = doc.select_one("article") or doc
+    for link in main.select("a.reference.internal"):
+        if link.find_parent(["nav"]) or link.find_parent(class_="toctree-wrapper"):
+            continue
+        shown = text_of(link)
+        if not shown or titles.get(_target(page, link["href"])) != shown:
+            continue
+        block = link.find_parent(BLOCKS)
+        if block is None:
+            continue
+        before, after = _around(block, link)
+        if before.endswith(QUOTES[lang][0]) and after.startswith(QUOTES[lang][1]):
+            continue
+        if not before and (not after or after[0] in ":."):
+            continue
+        if m := LEADS_IN[lang].search(before):
+            found.append((shown, f"«{m[1]}» before the title: «…{before[-30:]} {shown}»"))
+        else:
+            found.append((shown, f"a bare title in a sentence: «…{before[-30:]} {shown} {after[:20]}…»"))
+    return found

@@ -7,91 +7,12 @@ of the same rules are in ``tests/i18n/test_spanish_style.py``.
 """
 
 import re
-from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
-from site_pages import WRITTEN_PAGES, built_pages, page_soup
+from site_pages import BLOCKS, WRITTEN_PAGES, misread_titles, page_soup, page_titles, text_of
 
 LANG = "es"
-
-# -- references that print a page's title -----------------------------------------------
-
-# Words after which a title cannot follow bare: «el El orden…», «del Las posiciones…»,
-# «de Atención multicabeza», «y Qué aprenden las cabezas».
-LEADS_IN = re.compile(
-    r"(?:^|[\s(¿¡])(el|la|los|las|lo|un|una|unos|unas|del|al|de|a|en|con|por|para|sobre|"
-    r"desde|hasta|entre|según|sin|tras|hacia|y|e|o|u|ni|que|véase|como|ver)\s*$",
-    re.I,
-)
-BLOCKS = ["p", "li", "td", "th", "dd", "dt", "caption"]
-
-
-def _text(node):
-    return re.sub(r"\s+", " ", node.get_text()).strip()
-
-
-def page_titles(site):
-    """``{page name: title}`` of every Spanish page, as its ``<h1>`` reads (no ``#`` anchor)."""
-    titles = {}
-    for page in built_pages(site, LANG):
-        h1 = page_soup(site, LANG, page).find("h1")
-        if h1 is not None:
-            h1 = BeautifulSoup(str(h1), "html.parser")
-            for anchor in h1.select("a.headerlink, .section-number"):
-                anchor.decompose()
-            titles[page] = _text(h1)
-    return titles
-
-
-def _target(page, href):
-    """The page name an ``href`` of ``page`` points to (``chapters/08_positional_encoding``)."""
-    path = unquote(urlsplit(urljoin(f"http://site/{page}.html", href)).path).lstrip("/")
-    return path.removesuffix(".html")
-
-
-def _around(block, link):
-    """The text of ``block`` before and after ``link``."""
-    inside = {id(s) for s in link.find_all(string=True)}
-    before, after, seen = [], [], False
-    for s in block.find_all(string=True):
-        if id(s) in inside:
-            seen = True
-        else:
-            (after if seen else before).append(str(s))
-    return re.sub(r"\s+", " ", "".join(before)).strip(), re.sub(r"\s+", " ", "".join(after)).strip()
-
-
-def misread_titles(doc, page, titles):
-    """Links of ``doc``'s text that print a page's title where Spanish cannot read it.
-
-    A title stands bare only as a label: alone in its list item or table cell, or
-    opening it before a colon (``Autoatención simplificada: la analogía…``).
-    Anywhere else in a sentence the reference reads «el capítulo 8» (``{ref}`capítulo
-    8 <ch-08>```), or the title goes in «…».  Returns ``(title, what is wrong)`` pairs.
-    """
-    found = []
-    main = doc.select_one("article") or doc
-    for link in main.select("a.reference.internal"):
-        if link.find_parent(["nav"]) or link.find_parent(class_="toctree-wrapper"):
-            continue
-        shown = _text(link)
-        if not shown or titles.get(_target(page, link["href"])) != shown:
-            continue
-        block = link.find_parent(BLOCKS)
-        if block is None:
-            continue
-        before, after = _around(block, link)
-        if before.endswith("«") and after.startswith("»"):
-            continue
-        if not before and (not after or after[0] in ":."):
-            continue
-        if m := LEADS_IN.search(before):
-            found.append((shown, f"«{m[1]}» before the title: «…{before[-30:]} {shown}»"))
-        else:
-            found.append((shown, f"a bare title in a sentence: «…{before[-30:]} {shown} {after[:20]}…»"))
-    return found
-
 
 def test_misread_titles_finds_the_old_references():
     # The check itself must be able to fail: the review's cases, and the forms that pass.
@@ -113,19 +34,19 @@ def test_misread_titles_finds_the_old_references():
         "</article>",
         "html.parser",
     )
-    found = misread_titles(doc, "chapters/15_positions_today", titles)
+    found = misread_titles(doc, "chapters/15_positions_today", titles, LANG)
     kinds = [what.split(" before")[0] if " before the title" in what else "bare" for _, what in found]
     assert kinds == ["«El»", "«del»", "bare", "bare"], found
 
 
 @pytest.fixture(scope="module")
 def titles(site_dir):
-    return page_titles(site_dir)
+    return page_titles(site_dir, LANG)
 
 
 @pytest.mark.parametrize("page", WRITTEN_PAGES)
 def test_references_read_as_spanish(site_dir, titles, page):
-    found = misread_titles(page_soup(site_dir, LANG, page), page, titles)
+    found = misread_titles(page_soup(site_dir, LANG, page), page, titles, LANG)
     assert not found, (
         f"es/{page}: a reference prints a title where the sentence needs «el capítulo N» "
         "(write {ref}`capítulo N <ch-NN>` in the catalog) or the title in «…»:\n"
@@ -246,7 +167,7 @@ def prose(doc):
     article = BeautifulSoup(str(doc.select_one("article") or doc), "html.parser")
     for node in article.select(SHARED):
         node.decompose()
-    texts = (_text(block) for block in article.find_all(BLOCKS + ["h1", "h2", "h3", "figcaption"]))
+    texts = (text_of(block) for block in article.find_all(BLOCKS + ["h1", "h2", "h3", "figcaption"]))
     return {t for t in texts if len(re.findall(r"[^\W\d_]{2,}", t)) >= 6}
 
 
