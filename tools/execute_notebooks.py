@@ -54,6 +54,43 @@ def _execute(path):
     return path, nb, result.time, result.exc_string if result.err is not None else None
 
 
+def warm_matplotlib():
+    """Build matplotlib's font cache here, once, before any kernel imports matplotlib.
+
+    On a machine where it does not exist yet (a fresh clone, CI, ``MPLCONFIGDIR`` empty)
+    matplotlib builds it on first import and says so on stderr ("Matplotlib is building the
+    font cache"): in a kernel, that line lands in the page whose notebook imported it first.
+    Built here, the line goes to the build's log; the kernels inherit the same folder.
+    """
+    import matplotlib.font_manager  # noqa: F401
+
+
+def run(todo, cache_path=CACHE, jobs=None):
+    """Execute the notebooks ``todo`` side by side into the cache at ``cache_path``; 0 or 1."""
+    cache = get_cache(str(cache_path))
+    jobs = min(jobs or int(os.environ.get("BOOK_JOBS", "0")) or os.cpu_count() or 1, len(todo))
+    # Each kernel gets its share of the cores (torch reads OMP_NUM_THREADS when it starts):
+    # two notebooks that each use every core spin-wait on each other's threads; chapter
+    # 17's training takes 14 s of CPU on one thread, 68 s on two beside another notebook.
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
+    warm_matplotlib()
+    print(f"notebooks: running {len(todo)} in {jobs} processes", flush=True)
+    start = time.perf_counter()
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        for n, (path, nb, seconds, error) in enumerate(pool.imap_unordered(_execute, todo), 1):
+            name = path.relative_to(DOCS) if path.is_relative_to(DOCS) else path
+            if error is not None:
+                print(f"notebooks: {name} failed\n{error}", file=sys.stderr, flush=True)
+                pool.terminate()
+                return 1
+            stage = cache.add_nb_to_project(str(path), read_data=READ_DATA)
+            bundle = CacheBundleIn(nb, stage.uri, data={"execution_seconds": seconds})
+            cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+            print(f"notebooks: [{n}/{len(todo)}] {name} ran in {seconds:.1f} s", flush=True)
+    print(f"notebooks: {len(todo)} run in {time.perf_counter() - start:.1f} s", flush=True)
+    return 0
+
+
 def main():
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     os.environ.setdefault("ATTN_WEIGHTS_DIR", str(ROOT / "_build" / "weights"))  # as conf.py
@@ -67,28 +104,7 @@ def main():
     if not todo:
         print("notebooks: all in the cache, none to run")
         return 0
-    jobs = int(os.environ.get("BOOK_JOBS", "0")) or os.cpu_count() or 1
-    jobs = min(jobs, len(todo))
-    # Each kernel gets its share of the cores (torch reads OMP_NUM_THREADS when it starts):
-    # two notebooks that each use every core spin-wait on each other's threads; chapter
-    # 17's training takes 14 s of CPU on one thread, 68 s on two beside another notebook.
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
-    print(f"notebooks: running {len(todo)} in {jobs} processes", flush=True)
-    start = time.perf_counter()
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-        for n, (path, nb, seconds, error) in enumerate(pool.imap_unordered(_execute, todo), 1):
-            name = path.relative_to(DOCS)
-            if error is not None:
-                print(f"notebooks: {name} failed\n{error}", file=sys.stderr, flush=True)
-                pool.terminate()
-                return 1
-            stage = cache.add_nb_to_project(str(path), read_data=READ_DATA)
-            bundle = CacheBundleIn(nb, stage.uri, data={"execution_seconds": seconds})
-            cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
-            print(f"notebooks: [{n}/{len(todo)}] {name} ran in {seconds:.1f} s", flush=True)
-    print(f"notebooks: {len(todo)} run in {time.perf_counter() - start:.1f} s", flush=True)
-    return 0
-
+    return run(todo)
 
 if __name__ == "__main__":
     sys.exit(main())
