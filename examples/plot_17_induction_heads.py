@@ -14,6 +14,8 @@ on the fresh tokens stays at :math:`\\ln V`, since nothing predicts them. Compan
 # --------
 # 600 steps of 64 sequences of 24 tokens whose last 6 to 12 tokens repeat the ones
 # before them, with the seed of :ref:`ch-17`.
+# Run on its own, outside the book's build, the script trains the model here, on one
+# thread: a minute or two.
 import math
 
 import matplotlib.pyplot as plt
