@@ -98,9 +98,15 @@ def main():
     todo = []
     for path in notebooks():
         try:
-            cache.match_cache_notebook(myst_nb_reader_plugin(str(path)))
+            _pk, cached = cache.merge_match_into_notebook(myst_nb_reader_plugin(str(path)))
         except KeyError:
             todo.append(path)
+            continue
+        if any(out.get("name") == "stderr" for cell in cached.cells for out in cell.get("outputs", [])):
+            # Run where matplotlib had no font cache yet (warm_matplotlib): run again, and touch
+            # the page so that Sphinx reads its new outputs.
+            todo.append(path)
+            os.utime(path)
     if not todo:
         print("notebooks: all in the cache, none to run")
         return 0
