@@ -22,6 +22,9 @@ sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 # A model trained by a chapter is saved there and loaded by its gallery script (attn/_trained.py).
 os.environ.setdefault("ATTN_WEIGHTS_DIR", str(ROOT / "_build" / "weights"))
+# matplotlib's font cache, built now if it is missing, before a kernel or a gallery script
+# imports matplotlib and prints that it builds it into a page (tools/execute_notebooks.py).
+import matplotlib.font_manager  # noqa: E402,F401
 # The local extensions, and the language list they share with the tests and the Makefile.
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from book_languages import LANGUAGES, LOCALE, SOURCE  # noqa: E402
@@ -193,7 +196,7 @@ copybutton_prompt_text = r">>> |\.\.\. |\$ "
 copybutton_prompt_is_regexp = True
 copybutton_exclude = ".linenos, .gp, .go"
 
-# -- PDF and EPUB: make pdf, make epub (README: "PDF and EPUB") -------------------------
+# -- PDF and EPUB: make pdf, make epub (docs/building.md: "PDF and EPUB") -------------------------
 # per_language (below) names the files after the edition's title (attention-from-scratch-en.pdf,
 # atencion-desde-cero-es.epub); book_print prints the toctrees' captions as the book's
 # parts and the folded solutions as titled blocks.

@@ -11,6 +11,10 @@ The file's name is a hash of everything the result depends on: the package's sou
 the PyTorch version, the training function and its arguments, and the model's modules,
 parameter shapes and dtypes and, unless the function draws the initial weights itself,
 the initial weights.
+
+Every training runs on one PyTorch thread (:func:`one_thread`): the same run gives
+slightly different weights with another number of threads, and the book's notebooks run
+one thread per process where a reader's script runs one per core.
 """
 import functools
 import hashlib
@@ -40,6 +44,24 @@ def _key(train, model, arguments, draws_init):
         if not draws_init:
             h.update(t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
     return h.hexdigest()[:24]
+
+
+def one_thread(train):
+    """Decorate ``train`` to run on one PyTorch thread, the thread count restored after.
+
+    Its result is then the same on any machine, whatever the number of cores.
+    """
+
+    @functools.wraps(train)
+    def run(*args, **kwargs):
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return train(*args, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+
+    return run
 
 
 def shared(draws_init=False):

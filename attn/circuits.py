@@ -225,6 +225,7 @@ def _probe(model, x):
 
 
 @_trained.shared(draws_init=True)
+@_trained.one_thread
 def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0, record=0):
     """Train on sequences that end with a copy, with AdamW; return the losses of new and copied tokens.
 

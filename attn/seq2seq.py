@@ -191,6 +191,7 @@ def _shift(tgt):
 
 
 @_trained.shared()
+@_trained.one_thread
 def train(model, steps=400, batch_size=64, lr=3e-3, seed=0):
     """Train ``model`` on random dates with Adam and cross-entropy (teacher forcing).
 

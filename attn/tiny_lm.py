@@ -20,7 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks
+from . import _checks, _trained
 from .grouped_query import GroupedQueryAttention
 from .core import bottom_right_mask
 from .kv_cache import KVCache
@@ -367,6 +367,7 @@ def pattern_batch(batch_size, length, period=8, vocab_size=10, generator=None):
     return pattern.repeat(1, reps)[:, :length]  # (B, p) -> (B, reps * p) -> (B, T)
 
 
+@_trained.one_thread
 def train(model, batch, steps, lr=3e-3, seed=0):
     """Train ``model`` on next-token prediction with AdamW; return the loss of every step.
 

@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks
+from . import _checks, _trained
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -111,6 +111,7 @@ class TwoRelationNet(nn.Module):
         return self.readout(z), att  # (B, T, V), (B, h, T, T)
 
 
+@_trained.one_thread
 def train(*, T=10, num_heads=2, positional=True, steps=1000, seed=0, vocab_size=10,
           d_model=32, batch_size=64, lr=3e-3):
     """Train a :class:`TwoRelationNet` on fresh batches of :func:`make_batch`.

@@ -31,6 +31,8 @@ T = 8  # T (ch. 9: T = 10)
 # Training
 # --------
 # 600 steps of 64 fresh random sequences; the seeds are fixed.
+# Run on its own, outside the book's build, the script trains the model here, on one
+# thread: a minute or two.
 model, losses = train(T=T, steps=600, seed=0)  # attn.two_relations.TwoRelationNet
 print(f"{losses[-1]=:.2e}")  # losses[-1]: step 600
 

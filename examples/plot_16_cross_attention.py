@@ -14,6 +14,8 @@ seed and measures the alignment on 1000 test dates.
 # Training
 # --------
 # 400 steps of 64 fresh random dates, with the seeds of :ref:`ch-16`.
+# Run on its own, outside the book's build, the script trains the model here, on one
+# thread: a minute or two.
 import matplotlib.pyplot as plt
 import torch
 

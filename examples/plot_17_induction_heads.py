@@ -16,6 +16,8 @@ the loss on the fresh tokens stays near :math:`\\ln V`, since nothing predicts t
 # 600 steps of 64 sequences of 24 tokens whose last 6 to 12 tokens repeat the ones
 # before them, with the seed of :ref:`ch-17`; every 10 steps, the heads' scores are
 # measured on fixed test sequences.
+# Run on its own, outside the book's build, the script trains the model here, on one
+# thread: a minute or two.
 import math
 
 import matplotlib.pyplot as plt

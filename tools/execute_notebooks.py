@@ -54,30 +54,31 @@ def _execute(path):
     return path, nb, result.time, result.exc_string if result.err is not None else None
 
 
-def main():
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    os.environ.setdefault("ATTN_WEIGHTS_DIR", str(ROOT / "_build" / "weights"))  # as conf.py
-    cache = get_cache(str(CACHE))
-    todo = []
-    for path in notebooks():
-        try:
-            cache.match_cache_notebook(myst_nb_reader_plugin(str(path)))
-        except KeyError:
-            todo.append(path)
-    if not todo:
-        print("notebooks: all in the cache, none to run")
-        return 0
-    jobs = int(os.environ.get("BOOK_JOBS", "0")) or os.cpu_count() or 1
-    jobs = min(jobs, len(todo))
+def warm_matplotlib():
+    """Build matplotlib's font cache here, once, before any kernel imports matplotlib.
+
+    On a machine where it does not exist yet (a fresh clone, CI, ``MPLCONFIGDIR`` empty)
+    matplotlib builds it on first import and says so on stderr ("Matplotlib is building the
+    font cache"): in a kernel, that line lands in the page whose notebook imported it first.
+    Built here, the line goes to the build's log; the kernels inherit the same folder.
+    """
+    import matplotlib.font_manager  # noqa: F401
+
+
+def run(todo, cache_path=CACHE, jobs=None):
+    """Execute the notebooks ``todo`` side by side into the cache at ``cache_path``; 0 or 1."""
+    cache = get_cache(str(cache_path))
+    jobs = min(jobs or int(os.environ.get("BOOK_JOBS", "0")) or os.cpu_count() or 1, len(todo))
     # Each kernel gets its share of the cores (torch reads OMP_NUM_THREADS when it starts):
     # two notebooks that each use every core spin-wait on each other's threads; chapter
     # 17's training takes 14 s of CPU on one thread, 68 s on two beside another notebook.
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
+    warm_matplotlib()
     print(f"notebooks: running {len(todo)} in {jobs} processes", flush=True)
     start = time.perf_counter()
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
         for n, (path, nb, seconds, error) in enumerate(pool.imap_unordered(_execute, todo), 1):
-            name = path.relative_to(DOCS)
+            name = path.relative_to(DOCS) if path.is_relative_to(DOCS) else path
             if error is not None:
                 print(f"notebooks: {name} failed\n{error}", file=sys.stderr, flush=True)
                 pool.terminate()
@@ -89,6 +90,27 @@ def main():
     print(f"notebooks: {len(todo)} run in {time.perf_counter() - start:.1f} s", flush=True)
     return 0
 
+
+def main():
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    os.environ.setdefault("ATTN_WEIGHTS_DIR", str(ROOT / "_build" / "weights"))  # as conf.py
+    cache = get_cache(str(CACHE))
+    todo = []
+    for path in notebooks():
+        try:
+            _pk, cached = cache.merge_match_into_notebook(myst_nb_reader_plugin(str(path)))
+        except KeyError:
+            todo.append(path)
+            continue
+        if any(out.get("name") == "stderr" for cell in cached.cells for out in cell.get("outputs", [])):
+            # Run where matplotlib had no font cache yet (warm_matplotlib): run again, and touch
+            # the page so that Sphinx reads its new outputs.
+            todo.append(path)
+            os.utime(path)
+    if not todo:
+        print("notebooks: all in the cache, none to run")
+        return 0
+    return run(todo)
 
 if __name__ == "__main__":
     sys.exit(main())

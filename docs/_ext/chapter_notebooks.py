@@ -5,6 +5,7 @@ myst-nb offers only the MyST source.  After each HTML build this writes ``downlo
 """
 
 import html
+import os
 import re
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -74,8 +75,7 @@ class Converter:
         while i < len(tokens):
             tok = tokens[i]
             if tok.type in ("paragraph_open", "dt_open", "heading_open") and tokens[i + 1].type == "inline":
-                a, b = tok.map
-                content = tokens[i + 1].content
+                (a, b), content = tok.map, tokens[i + 1].content
                 heading = "#" * int(tok.tag[1]) + " " if tok.type == "heading_open" else ""
                 edits.append((a, b, [_prefix(lines[a], "" if heading else content) + heading + self.text(content)]))
                 i += 1
@@ -92,8 +92,7 @@ class Converter:
                         pos = start + len(new)
                 edits.append((a, a + 1, [line]))
             elif tok.type in ("fence", "colon_fence") and tok.info.strip().startswith("{"):
-                a, b = tok.map
-                indent = re.match(r"\s*", lines[a])[0]
+                (a, b), indent = tok.map, re.match(r"\s*", lines[tok.map[0]])[0]
                 edits.append((a, b, [(indent + x) if x else x for x in self.directive(tok, line_offset + a)]))
             elif tok.type in ("myst_target", "myst_line_comment", "myst_block_break"):
                 edits.append((*tok.map, []))
@@ -112,8 +111,7 @@ class Converter:
             caption = ["*" + self.text(options["caption"]) + "*", ""] if options.get("caption") else []
             return caption + ["```" + language, *code.rstrip("\n").split("\n"), "```"]
         if name == "dropdown":
-            title = html.escape(self.text(argument)) if argument else ""
-            opened = " open" if "open" in options else ""
+            title, opened = html.escape(self.text(argument)) if argument else "", " open" * ("open" in options)
             return [f"<details{opened}>", f"<summary>{title}</summary>", "", *self.convert(body).split("\n"), "",
                     "</details>"]
         if name == "admonition" or name in admonitionlabels:
@@ -140,8 +138,7 @@ def _split_options(content):
         raise ValueError(f"chapter_notebooks: write directive options as :key: value lines, not YAML: {content!r}")
     options = {}
     while lines and (m := re.match(r"^:([\w-]+):\s*(.*)$", lines[0])):
-        options[m[1]] = m[2].strip()
-        lines = lines[1:]
+        options[m[1]], lines = m[2].strip(), lines[1:]
     return options, "\n".join(lines).strip("\n")
 
 
@@ -161,17 +158,14 @@ def build_notebook(executed, converter, intro, number=None, setup=None):
         elif cell.cell_type == "code" and "remove-cell" not in tags:
             outputs = [] if "remove-output" in tags else coalesce_streams(cell.get("outputs", []))
             metadata = {"tags": tags} if tags else {}
-            hidden = {key: True for key, names in HIDDEN.items() if set(names) & set(tags)}
-            if hidden:
+            if hidden := {key: True for key, names in HIDDEN.items() if set(names) & set(tags)}:
                 metadata["jupyter"] = hidden
             cells.append(v4.new_code_cell(cell.source, execution_count=cell.get("execution_count"), outputs=outputs,
                                           metadata=metadata))
     for i, cell in enumerate(cells):
         cell["id"] = f"cell-{i:03d}"
-    nb = v4.new_notebook(cells=cells, metadata={
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    })
+    nb = v4.new_notebook(cells=cells, metadata={"language_info": {"name": "python"}, "kernelspec": {
+        "display_name": "Python 3", "language": "python", "name": "python3"}})
     nbformat.validate(nb)
     return nb
 
@@ -215,16 +209,20 @@ def chapter_notebook(app, docname):
     ).format(title=env.titles[docname].astext(), book=config.html_title)]
     if config.html_baseurl:
         intro += ["", _("The chapter online: {url}").format(url=f"<{config.html_baseurl.rstrip('/')}/{docname}.html>")]
-    intro += ["", _(
-        "It needs the book's package `attn`, with PyTorch and matplotlib. Clone the "
-        "book's repository and, in its folder, run `pip install -r requirements.txt`: "
-        "it installs them, `attn` in editable mode (`pip install -e .`). Then open "
-        "this notebook in Jupyter and run its cells in order."
-    )]
+    intro += ["", setup_text(), "", _("Then open this notebook in Jupyter and run its cells in order.")]
     numbers = env.toc_secnumbers.get(docname, {}).get("")
     number = ".".join(map(str, numbers)) if numbers else None
     lang_cell = f'import attn.exercises\n\nattn.exercises.set_language("{config.language}")  # check(...)'
     return build_notebook(page, converter, "\n".join(intro), number, lang_cell), converter.missing
+
+
+def setup_text():
+    """What a notebook needs and where it comes from (Read the Docs names the repository it builds)."""
+    url = os.environ.get("READTHEDOCS_GIT_CLONE_URL")
+    where = _("the book's repository, {url}").format(url=f"<{url}>") if url else _("the book's sources, the repository this book was built from")
+    return _("It needs the book's package `attn`, with PyTorch and matplotlib, which come with {where}: in its "
+             "folder, run `pip install -r requirements.txt` in a virtual environment (its `README.md` shows how), "
+             "which installs them and `attn`.").format(where=where)
 
 
 def write_notebooks(app, exception):
@@ -243,6 +241,10 @@ def write_notebooks(app, exception):
         files[f"chapters/{notebook_name(docname)}"] = text.encode("utf-8")
     for path in sorted(Path(app.outdir, "_downloads").glob("*/*.ipynb")):
         files[f"gallery/{path.name}"] = path.read_bytes()
+    files["README.md"] = "\n\n".join([f"# {app.config.html_title}", _(
+        "The chapters' notebooks (`chapters/`) and the gallery's (`gallery/`), with the outputs printed when the "
+        "book was built. The gallery's notebooks of chapters 9, 16 and 17 train their model first: a minute or two."
+    ), setup_text(), _("Then open a notebook in Jupyter and run its cells in order.")]).encode("utf-8") + b"\n"
     root = archive_stem(app.config.project, app.config.language)
     with zipfile.ZipFile(Path(app.outdir, DOWNLOADS, f"{root}.zip"), "w") as archive:
         for name, data in sorted(files.items()):

@@ -232,9 +232,11 @@ def test_archive_holds_every_notebook(site_dir, lang):
         names = set(archive.namelist())
         chapters = {f"{root}/chapters/{PurePosixPath(c).name}.ipynb" for c in CHAPTERS}
         gallery = {f"{root}/gallery/{PurePosixPath(e).name}.ipynb" for e in EXAMPLE_PAGES}
-        assert names == chapters | gallery, (
-            f"{lang}: missing {sorted((chapters | gallery) - names)}, unexpected {sorted(names - chapters - gallery)}"
-        )
+        files = chapters | gallery | {f"{root}/README.md"}
+        assert names == files, f"{lang}: missing {sorted(files - names)}, unexpected {sorted(names - files)}"
+        # The archive's README: what it holds and how to get `attn`, as each notebook's first cell says.
+        readme = archive.read(f"{root}/README.md").decode("utf-8")
+        assert "`attn`" in readme and "pip install -r requirements.txt" in readme and "gallery/" in readme, readme
         for chapter in CHAPTERS:
             data = archive.read(f"{root}/chapters/{PurePosixPath(chapter).name}.ipynb")
             assert data == notebook_path(site_dir, lang, chapter).read_bytes(), f"{lang}: {chapter} differs"

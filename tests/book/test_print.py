@@ -32,7 +32,7 @@ from site_pages import CHAPTERS, LANGS, ROOT, SITE, WRITTEN_PAGES, page_soup, wi
 BUILD = ROOT / "_build"
 # Pages with a Markdown title of their own: every chapter, the glossary, the building page.
 TITLED_PAGES = [p for p in WRITTEN_PAGES if (DOCS / f"{p}.md").is_file() and p != "index"]
-# Debian's packages make pdf needs (README: "PDF and EPUB").
+# Debian's packages make pdf needs (docs/building.md: "PDF and EPUB").
 PDF_TOOLS = ("xelatex", "latexmk", "xindy", "dvisvgm", "pdftotext", "pdfimages")
 
 
@@ -81,7 +81,7 @@ def print_files():
         pytest.fail(
             f"make pdf needs {missing}: install Debian's texlive-xetex texlive-latex-extra "
             "texlive-lang-spanish latexmk xindy preview-latex-style dvisvgm fonts-freefont-otf "
-            "fonts-dejavu-core poppler-utils (README: PDF and EPUB; .ci/run does)",
+            "fonts-dejavu-core poppler-utils (docs/building.md: PDF and EPUB; .ci/run does)",
             pytrace=False,
         )
     if os.environ.get("BOOK_SKIP_BUILD") != "1":
