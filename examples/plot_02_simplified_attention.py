@@ -7,7 +7,7 @@ step" is compared with every token by a dot product, the softmax turns each row 
 scores into weights that sum to 1, and each context vector is the weighted average of
 the embeddings. This script computes the :math:`6 \\times 6` weights with
 ``attn.functional.simplified_self_attention``, draws them as a heatmap, and shows one
-row as the weights a single query gives to the six keys. Companion of :ref:`ch-02`.
+row as the weights a single query gives to the six keys. Companion of :ref:`chapter 2 <ch-02>`.
 """
 
 # %%

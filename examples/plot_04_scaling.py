@@ -6,7 +6,7 @@ The dot product of two random vectors with unit-variance components has variance
 :math:`d_k`, so attention scores spread more and more as the key width grows, and the
 softmax turns into a hard maximum. This script draws the distribution of the scores
 for three widths, before and after dividing by :math:`\\sqrt{d_k}`, and the weights one
-query gives to eight keys at a large width. Companion of :ref:`ch-04`.
+query gives to eight keys at a large width. Companion of :ref:`chapter 4 <ch-04>`.
 """
 
 # %%

@@ -6,7 +6,7 @@ A causal mask lets the query of token :math:`i` attend only to the keys of token
 :math:`0, \\dots, i`. This script follows one causal attention module on the sentence
 "Your journey starts with one step": the scaled scores, the scores with the future
 filled with :math:`-\\infty` (``True`` in the mask = may attend), and the weights after
-the softmax, whose rows still sum to 1. Companion of :ref:`ch-05`.
+the softmax, whose rows still sum to 1. Companion of :ref:`chapter 5 <ch-05>`.
 """
 
 # %%

@@ -7,7 +7,7 @@ splits each projection into :math:`h` heads with ``view`` and ``transpose``, and
 one causal attention per head in a single batched matrix product. This script prints
 the shape of every intermediate tensor, checks that the fused module equals a list of
 single heads given the same weights, and draws the weights of every head on the
-sentence "Your journey starts with one step". Companion of :ref:`ch-06`.
+sentence "Your journey starts with one step". Companion of :ref:`chapter 6 <ch-06>`.
 """
 
 # %%

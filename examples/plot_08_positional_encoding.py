@@ -6,7 +6,7 @@ Self-attention treats its input as a set: shuffle the tokens and the outputs are
 shuffled the same way. The sinusoidal positional encoding adds to each embedding a
 vector that depends only on the token's position. This script checks the first fact
 numerically, draws the encoding table, and draws how similar two positions' vectors
-are as a function of their distance. Companion of :ref:`ch-08`.
+are as a function of their distance. Companion of :ref:`chapter 8 <ch-08>`.
 """
 
 # %%
@@ -33,7 +33,7 @@ print(f"{diff < 1e-6 = }")
 # %%
 # Adding the encoding breaks the symmetry
 # ---------------------------------------
-# The same test on token ids, with the two blocks of :ref:`ch-08`,
+# The same test on token ids, with the two blocks of :ref:`chapter 8 <ch-08>`,
 # in the same order after the same seed: an embedding followed by attention, then
 # :class:`attn.TransformerInputBlock` (embedding, positional encoding, attention). Without
 # the encoding the difference is rounding; with it, the permuted sentence gets different

@@ -7,7 +7,7 @@ A tiny model learns to output
 previous token and the first token. The model is an embedding, the sinusoidal
 :class:`attn.PositionalEncoding`, a causal :class:`attn.MultiHeadAttention` with two heads
 and a small readout. After training, one head reads the first token and the other the
-previous one. Companion of :ref:`ch-09`, which trains longer, on longer sequences, and
+previous one. Companion of :ref:`chapter 9 <ch-09>`, which trains longer, on longer sequences, and
 measures the heads in detail.
 """
 
@@ -18,7 +18,7 @@ measures the heads in detail.
 # has no previous token, and at position 1 the previous token is the first token). The
 # readout sees only the attention output, so everything about other positions passes
 # through the two heads. The data, the model and the training loop are those of
-# :ref:`ch-09`, from the package's module :mod:`attn.two_relations`.
+# :ref:`chapter 9 <ch-09>`, from the package's module :mod:`attn.two_relations`.
 import matplotlib.pyplot as plt
 import torch
 

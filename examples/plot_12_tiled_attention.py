@@ -6,7 +6,7 @@ The online softmax reads the keys in blocks and keeps, for each query, the large
 seen so far, a running sum and a running output. This script follows one query over 64
 keys read in blocks of 8: after each block, the running output is exactly the attention
 over the keys read so far, and after the last block it equals the attention over the
-whole sequence. Companion of :ref:`ch-12`.
+whole sequence. Companion of :ref:`chapter 12 <ch-12>`.
 """
 
 # %%

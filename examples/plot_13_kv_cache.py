@@ -7,7 +7,7 @@ sending the whole sequence through the model at every step and once keeping the 
 values of earlier positions in one :class:`attn.KVCache` per layer. The tokens are the
 same; the time of a step grows with the position without the cache and far more slowly
 with it (the cache is read, and copied, at every step). The weights are random: the amount of work per step does not depend on
-training. Companion of :ref:`ch-13`, which trains the model first.
+training. Companion of :ref:`chapter 13 <ch-13>`, which trains the model first.
 """
 
 # %%

@@ -6,7 +6,7 @@ Today's models give attention positions without adding anything to the embedding
 RoPE rotates each query and key by an angle proportional to its position, so the score
 of a query at position ``m`` with a key at position ``n`` depends only on ``m - n``.
 ALiBi adds to each score a penalty proportional to ``i - j``, with one slope per head.
-This script checks the first fact numerically and draws both. Companion of :ref:`ch-15`.
+This script checks the first fact numerically and draws both. Companion of :ref:`chapter 15 <ch-15>`.
 """
 
 # %%

@@ -6,14 +6,14 @@ A tiny encoder–decoder (:mod:`attn.seq2seq`) learns to rewrite a date written
 ``DD/MM/YYYY`` as ``YYYY-MM-DD``. Its decoder reads the encoder's output through
 :class:`attn.CrossAttention`: the queries come from the date being written, the keys and
 values from the date being read. After training, each output digit looks at the source
-digit it copies. Companion of :ref:`ch-16`, which trains the same model with the same
+digit it copies. Companion of :ref:`chapter 16 <ch-16>`, which trains the same model with the same
 seed and measures the alignment on 1000 test dates.
 """
 
 # %%
 # Training
 # --------
-# 400 steps of 64 fresh random dates, with the seeds of :ref:`ch-16`.
+# 400 steps of 64 fresh random dates, with the seeds of :ref:`chapter 16 <ch-16>`.
 # Run on its own, outside the book's build, the script trains the model here, on one
 # thread: a minute or two.
 import matplotlib.pyplot as plt

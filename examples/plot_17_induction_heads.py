@@ -7,14 +7,14 @@ sequences of random tokens that repeat. The loss on the repeated tokens falls in
 stages: slowly while the model learns to favour tokens it has already seen, then
 steeply while a previous-token head in layer 0 and an induction head in layer 1 form;
 the loss on the fresh tokens stays near :math:`\\ln V`, since nothing predicts them. Companion of
-:ref:`ch-17`, which trains the same model with the same seed and measures each head.
+:ref:`Chapter 17 <ch-17>`, which trains the same model with the same seed and measures each head.
 """
 
 # %%
 # Training
 # --------
 # 600 steps of 64 sequences of 24 tokens whose last 6 to 12 tokens repeat the ones
-# before them, with the seed of :ref:`ch-17`; every 10 steps, the heads' scores are
+# before them, with the seed of :ref:`chapter 17 <ch-17>`; every 10 steps, the heads' scores are
 # measured on fixed test sequences.
 # Run on its own, outside the book's build, the script trains the model here, on one
 # thread: a minute or two.

@@ -6,7 +6,7 @@ A small causal language model, :class:`attn.tiny_lm.TinyLM`, reads a prompt of 1
 tokens once in one pass (prefill) and once one token per pass with a KV cache (decode):
 the time per token, in thread CPU time, is far larger in decode. Then a layer decodes
 with a :class:`attn.PagedKVCache`, a cache stored in blocks, and gives the same outputs
-as with a contiguous :class:`attn.KVCache`. Companion of :ref:`ch-18`.
+as with a contiguous :class:`attn.KVCache`. Companion of :ref:`chapter 18 <ch-18>`.
 """
 
 # %%

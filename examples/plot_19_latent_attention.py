@@ -8,7 +8,7 @@ attention with 2 key-value heads, and multi-head latent attention with a latent 
 8 and a RoPE part of width 4. The MLA layer decoded token by token, in its plain and its
 absorbed form, gives the output of one pass over the whole sequence, and its cache holds
 :math:`d_c + d_r` numbers per token, against :math:`2 \\cdot h_{kv} \\cdot d_{head}`.
-Companion of :ref:`ch-19`.
+Companion of :ref:`chapter 19 <ch-19>`.
 """
 
 # %%

@@ -6,7 +6,7 @@ A small serving engine
 :class:`attn.tiny_lm.TinyLM`, one forward pass per step over the new tokens of every
 running request, their keys and values in the blocks of one pool. Each request's tokens
 are those of greedy decoding. Then :func:`attn.serving.speculative_generate` writes the
-same tokens with a draft model guessing chains and trees. Companion of :ref:`ch-20`.
+same tokens with a draft model guessing chains and trees. Companion of :ref:`chapter 20 <ch-20>`.
 """
 
 # %%

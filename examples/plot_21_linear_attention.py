@@ -5,7 +5,7 @@ Linear attention: one recurrence, three forms, a state of fixed size
 The gated delta rule of :mod:`attn.linear` computed as a loop over tokens, as one masked
 product and in chunks gives the same outputs; the mask of the parallel form is the causal
 mask weighted by the decay of the gate; and the state a layer keeps has a fixed size,
-where a KV cache grows with every token. Companion of :ref:`ch-21`.
+where a KV cache grows with every token. Companion of :ref:`chapter 21 <ch-21>`.
 """
 
 # %%
