@@ -224,7 +224,7 @@ class Engine:
         batch = self._schedule()  # [(request, n new tokens)]
         if not batch:
             return {}
-        logits = self._forward(batch)  # (R, V): one row per request that ends its input
+        logits = self._pass(batch)  # (R, V): one row per request that ends its input
         new = {}
         for r, tok in zip([r for r, n in batch if _ends(r, n)], logits.argmax(dim=-1).tolist()):
             r.tokens.append(tok)
@@ -273,7 +273,7 @@ class Engine:
                 left = None if left is None else left - n
         return batch
 
-    def _forward(self, batch):
+    def _pass(self, batch):
         """One pass of the model's blocks over the packed tokens of ``batch``; logits ``(R, V)``."""
         m, s = self.manager, self.block_size
         idx, pos, slots, gather, q_of, k_of, k_pos, last = [], [], [], [], [], [], [], []

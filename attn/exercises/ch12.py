@@ -63,7 +63,6 @@ def _merge_cases():
         o1, l1 = _part(q, k[..., :T1, :], v[..., :T1, :])
         o2, l2 = _part(q, k[..., T1:, :], v[..., T1:, :])
         want = merge_partial_attention([o1, o2], [l1, l2])
-        assert torch.allclose(want[0].double(), _with_lse(q.double(), k.double(), v.double())[0], atol=1e-4)
         cases.append(Case(f"merge_partial(o1, lse1, o2, lse2) [{label}]", (o1, l1, o2, l2), want,
                           close(names=names, atol=1e-4 if dtype == torch.float32 else 1e-6),
                           hint=lambda got: Text("hint_lse_overflow")))

@@ -47,8 +47,7 @@ def epub_static_before_packing(app, builder):
 def mark_parts(app, doctree):
     """In the PDF, a ``\\part*`` (listed in the contents) before each captioned toctree of the root document.
 
-    The LaTeX builder drops the captions.  The unnumbered toctree (the reference part) opens the appendices.
-    """
+    The LaTeX builder drops the captions.  The unnumbered toctree (the reference part) opens the appendices."""
     if app.builder.name != "latex" or app.env.docname != app.config.root_doc:
         return
     for toctree in list(doctree.findall(addnodes.toctree)):
@@ -65,8 +64,7 @@ def mark_parts(app, doctree):
 class OpenSolutions(SphinxPostTransform):
     """Each folded solution (a sphinx-design dropdown) as a titled admonition; in the EPUB, folded cells open.
 
-    Paper cannot unfold, some e-readers never show a ``<details>``.  Before sphinx-design's and myst-nb's (199).
-    """
+    Paper cannot unfold, some e-readers never show a ``<details>``.  Before sphinx-design's and myst-nb's (199)."""
 
     default_priority = 150
     builders = ("latex", "epub")

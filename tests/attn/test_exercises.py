@@ -519,3 +519,22 @@ def test_exercises_page_lists_every_exercise_in_both_languages():
         if ex.kind == "bug_hunt":
             assert ex.source in line
     assert "exercises" in (DOCS / "index.md").read_text(encoding="utf-8")
+
+
+
+def test_the_references_agree_with_independent_formulas():
+    # The grader's references: chapter 8's table is the package's sinusoidal table, and
+    # chapter 12's merge of two partial attentions is attention over all the keys.
+    from attn.exercises import ch08, ch12
+    from attn.positional import sinusoidal_table
+    from attn.tiled import merge_partial_attention
+
+    torch.testing.assert_close(ch08._sin_ref(7, 6).float(), sinusoidal_table(7, 6), atol=1e-6, rtol=0)
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (100 * torch.randn(2, 3, 4, generator=g, dtype=torch.float64),
+               torch.randn(2, 9, 4, generator=g, dtype=torch.float64), torch.randn(2, 9, 5, generator=g, dtype=torch.float64))
+    parts = [ch12._with_lse(q, k[:, s], v[:, s]) for s in (slice(0, 4), slice(4, 9))]
+    o, lse = merge_partial_attention([p[0] for p in parts], [p[1] for p in parts])
+    want_o, want_lse = ch12._with_lse(q, k, v)
+    torch.testing.assert_close(o, want_o, atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(lse, want_lse, atol=1e-10, rtol=1e-10)

@@ -138,7 +138,7 @@ def test_engine_logits_match_a_lone_forward_pass():
     engine.add_request(a, 2)
     engine.add_request(b, 2)
     batch = engine._schedule() or (engine._admit(), engine._schedule())[1]
-    got = engine._forward(batch)  # (2, V): the last prompt token of each
+    got = engine._pass(batch)  # (2, V): the last prompt token of each
     for row, p in zip(got, (a, b)):
         assert_close(row, model(p[None])[0, -1], atol=1e-10, rtol=1e-8)
 
