@@ -239,18 +239,18 @@ def gated_inputs(module, x, keep, x_key=None, x_value=None):
     a floating-point tensor ``(module.num_heads,)``; ``x_key`` and ``x_value`` (optional)
     shaped like ``x``.
     """
-    for name, other in (("x_key", x_key), ("x_value", x_value)):
-        if other is not None:
-            tensor(name, other, floating=True)
-            if other.shape != x.shape or other.dtype != x.dtype:
-                raise ValueError(f"{name} must have the shape and dtype of x, {tuple(x.shape)} {x.dtype}, "
-                                 f"got {tuple(other.shape)} {other.dtype}")
     sequence("x", x, module.d_model, d_name="d_model", dtype=dtype_of(module))
     if x.dim() != 3:
         raise ValueError(f"x must have shape (B, T, d_model={module.d_model}), got shape {tuple(x.shape)}")
     tensor("keep", keep, floating=True)
     if tuple(keep.shape) != (module.num_heads,):
         raise ValueError(f"keep must have shape (num_heads,) = ({module.num_heads},), got shape {tuple(keep.shape)}")
+    for name, other in (("x_key", x_key), ("x_value", x_value)):
+        if other is not None:
+            tensor(name, other, floating=True)
+            if other.shape != x.shape or other.dtype != x.dtype:
+                raise ValueError(f"{name} must have the shape and dtype of x, {tuple(x.shape)} {x.dtype}, "
+                                 f"got {tuple(other.shape)} {other.dtype}")
 
 
 def kv_cache(name, cache, T_new, context_length):

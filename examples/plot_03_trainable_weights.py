@@ -8,7 +8,7 @@ Two implementations of self-attention, one computation
 computes :math:`xW^\\top`. With their own random initialisations they give different
 outputs. This script copies V2's weights, transposed, into V1 and shows that both then
 produce the same context vectors and the same attention weights. Companion of
-:ref:`ch-03`.
+:ref:`chapter 3 <ch-03>`.
 """
 
 # %%

@@ -8,7 +8,7 @@ The LabML formulation of multi-head attention keeps tensors in the layout
 batch-first :class:`attn.MultiHeadAttention` into an
 :class:`attn.SeqFirstMultiHeadAttention`, checks that both give the same output and the
 same weights, and draws the weights of every head from both modules. Companion of
-:ref:`ch-07`.
+:ref:`chapter 7 <ch-07>`.
 """
 
 # %%

@@ -7,7 +7,7 @@ heads read the same tokens, one at a time, through an :class:`attn.KVCache` each
 bytes each cache holds are read after every token: they grow linearly with the number
 of cached positions, in the ratio of the key-value heads, and match the size formula
 :math:`2 \\cdot h_{kv} \\cdot d_{head} \\cdot T \\cdot b` of one layer. Companion of
-:ref:`ch-14`.
+:ref:`chapter 14 <ch-14>`.
 """
 
 # %%

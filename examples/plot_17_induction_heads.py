@@ -7,7 +7,7 @@ sequences of random tokens that repeat. The loss on the repeated tokens falls in
 stages: slowly while the model learns to favour tokens it has already seen, then
 steeply while a previous-token head in layer 0 and an induction head in layer 1 form;
 the loss on the fresh tokens stays near :math:`\\ln V`, since nothing predicts them. Companion of
-:ref:`Chapter 17 <ch-17>`, which trains the same model with the same seed and measures each head.
+:ref:`chapter 17 <ch-17>`, which trains the same model with the same seed and measures each head.
 """
 
 # %%
