@@ -491,7 +491,7 @@ def tree_mask(parents, num_cached=0):
         raise ValueError(f"parents[i] must be -1 or an earlier node (< i), got parents[{i}] = {int(parents[i])}")
     seen = torch.eye(N, dtype=torch.bool, device=parents.device)  # (N, N): itself
     for i, p in enumerate(parents.tolist()):
-        if p >= 0:  # ancestors of i = i + ancestors of its parent
+        if p >= 0:  # seen[i] = {i} | seen[p]
             seen[i] |= seen[p]
     prefix = torch.ones(N, P, dtype=torch.bool, device=parents.device)  # (N, P)
     return torch.cat([prefix, seen], dim=1)  # (N, P + N)

@@ -122,6 +122,7 @@ class Seq2Seq(nn.Module):
         self.head = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, V))
 
     def extra_repr(self):
+        """``cross_causal=True`` or ``False``: what ``print(model)`` shows beside the layers."""
         return f"cross_causal={self.cross_causal}"  # in the key of attn/_trained.py
 
     @_checks.door(_check_forward)
@@ -178,7 +179,7 @@ class Seq2Seq(nn.Module):
         The encoder runs once, and the cross-attention projects its output to keys and
         values once (``memory``); each step runs the decoder on the tokens written so far.
         """
-        h, memory = self._encode(src), KVCache()  # (B, T_src, d); the cross-attention's K, V of h
+        h, memory = self._encode(src), KVCache()  # (B, T_src, d); memory: K, V of h
         out = torch.full((src.size(0), 1), BOS, device=src.device)  # (B, 1)
         for _ in range(TGT_LEN):
             nxt = self._decode(h, out, memory)[:, -1].argmax(-1, keepdim=True)  # (B, 1)

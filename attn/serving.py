@@ -252,7 +252,7 @@ class Engine:
         m = self.manager
         while self.waiting:
             r = self.waiting[0]
-            hits = m.match(r.tokens[:r.T - 1])  # the last prompt token is always computed
+            hits = m.match(r.tokens[:r.T - 1])  # tokens 0 .. T - 2: token T - 1 runs
             owed = sum(q.num_blocks - len(m.tables.get(q.rid, [])) for q in self.running)
             free = m.num_free() - sum(m.ref[b] == 0 for b in hits) - owed
             if free < r.num_blocks - len(hits):
@@ -278,7 +278,7 @@ class Engine:
         m, s = self.manager, self.block_size
         idx, pos, slots, gather, q_of, k_of, k_pos, last = [], [], [], [], [], [], [], []
         for i, (r, n) in enumerate(batch):
-            c = r.num_computed  # new tokens: positions c .. c + n - 1
+            c = r.num_computed  # positions c .. c + n - 1
             while len(m.tables.get(r.rid, [])) * s < c + n:
                 m.allocate(r.rid)
             table = m.tables[r.rid]  # position p -> slot table[p // s] * s + p % s
@@ -415,7 +415,7 @@ def _verify(target, caches, seq, tree, parents):
     own next token; the caches keep the prefix, the chain and the accepted path.
     """
     P = len(caches[0])
-    c = len(seq) - P  # uncached tokens of seq: nodes 0 .. c - 1, a chain
+    c = len(seq) - P  # nodes 0 .. c - 1: seq[P:], a chain
     par = list(range(-1, c - 1)) + [c - 1 if p < 0 else c + p for p in parents]  # (N,)
     depth = []
     for p in par:
@@ -425,7 +425,7 @@ def _verify(target, caches, seq, tree, parents):
     pos = P + torch.tensor([depth], device=dev)  # (1, N): P + depth
     mask = AF.tree_mask(torch.tensor(par, device=dev), P)  # (N, P + N)
     greedy = target(idx, caches, position_ids=pos, mask=mask).argmax(dim=-1)[0].tolist()  # (1, N, V) -> (N,)
-    path, out = list(range(c)), [greedy[c - 1]]  # nodes kept; the target's tokens
+    path, out = list(range(c)), [greedy[c - 1]]  # path: nodes, out: tokens
     while True:
         child = next((i for i in range(c, len(par)) if par[i] == path[-1] and idx[0, i] == out[-1]), None)
         if child is None:
@@ -433,7 +433,7 @@ def _verify(target, caches, seq, tree, parents):
         path.append(child)
         out.append(greedy[child])
     keep = torch.tensor(list(range(P)) + [P + i for i in path], device=dev)  # (P + len(path),)
-    for cache in caches:  # drop the rejected nodes
+    for cache in caches:  # keep = prefix + path
         k, v = cache.k[..., keep, :], cache.v[..., keep, :]  # (B, h_kv, P + len(path), d)
         cache.reset()
         cache.update(k, v)

@@ -33,7 +33,7 @@ ids = [engine.add_request(p, n) for p, n in work]
 grid = []
 while engine.waiting or engine.running:
     engine.step()
-    row = [-1] * 16  # per block: the request holding it, -1 = free
+    row = [-1] * 16  # row[b] = rid of block b, -1: free
     for rid, table in engine.manager.tables.items():
         for b in table:
             row[b] = rid
@@ -61,7 +61,7 @@ print(f"{static=}")
 assert engine.stats["tokens"] < static["slots"]
 
 fig, ax = plt.subplots(figsize=(5, 3))
-ax.bar(["Engine", "static_batching"], [engine.stats["tokens"], static["slots"]])
+ax.bar(["engine", "static"], [engine.stats["tokens"], static["slots"]])
 ax.set(ylabel="tokens")
 # sphinx_gallery_alt = "Bar chart of the token slots computed for the same twelve requests: continuous batching computes only the requests' tokens, static batching also computes padding, and its bar is taller."
 plt.show()

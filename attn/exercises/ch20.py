@@ -50,10 +50,10 @@ def tree_mask(parents, num_cached=0):
     solution='''\
 def tree_mask(parents, num_cached=0):
     N = len(parents)
-    m = torch.eye(N, dtype=torch.bool)                       # (N, N): each node sees itself
+    m = torch.eye(N, dtype=torch.bool)                       # (N, N): m[i, i] = True
     for i in range(N):
         if parents[i] >= 0:
-            m[i] |= m[parents[i]]                            # ... and what its parent sees
+            m[i] |= m[parents[i]]                            # m[i] |= m[parent(i)]
     prefix = torch.ones(N, num_cached, dtype=torch.bool)     # (N, num_cached)
     return torch.cat((prefix, m), dim=1)                     # (N, num_cached + N)
 ''',
