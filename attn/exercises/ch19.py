@@ -23,7 +23,7 @@ def _absorbed_cases():
 exercise(
     "ch19.absorbed_scores", kind="write",
     en="Scores from the cached latent, without decompressing the keys",
-    es="Puntuaciones a partir del latente en caché, sin descomprimir las claves",
+    es="Puntuaciones a partir del vector latente en caché, sin descomprimir las claves",
     stub='''\
 def absorbed_scores(q, c, W_uk):
     # q (..., T_q, d_h), c (..., T_k, d_c), W_uk (d_h, d_c); k = c W_uk^T
