@@ -109,11 +109,11 @@ MESSAGES = {
     },
     "tree_extra": {
         "en": "node {row} sees node(s) {keys}, which are not its ancestors",
-        "es": "el nodo {row} ve el/los nodo(s) {keys}, que no son antecesores suyos",
+        "es": "el nodo {row} ve nodos que no son antepasados suyos: {keys}",
     },
     "tree_missing": {
         "en": "node {row} does not see {keys}, which it must see (the cached prefix, itself and its ancestors)",
-        "es": "el nodo {row} no ve {keys}, que sí debe ver (el prefijo de la caché, él mismo y sus antecesores)",
+        "es": "el nodo {row} no ve {keys}, que sí debe ver (el prefijo de la caché, él mismo y sus antepasados)",
     },
     # hints for answers readers really write
     "hint_top_left": {
@@ -149,8 +149,8 @@ MESSAGES = {
     "hint_rope_pairs": {
         "en": "the rotation pairs or the frequencies do not follow the rotate-half convention: "
               "dimension i turns with dimension i + d/2 at angle position · base^(-2i/d).",
-        "es": "los pares que giran o sus frecuencias no siguen el convenio rotate-half: la dimensión i "
-              "gira con la i + d/2 con ángulo posición · base^(-2i/d).",
+        "es": "los pares que giran o sus frecuencias no siguen el convenio de girar por mitades (rotate_half): "
+              "la dimensión i gira junto con la i + d/2, con un ángulo posición · base^(-2i/d).",
     },
     "hint_positions_shared": {
         "en": "every row gets the same positions; each row's first real token must get position 0 "
@@ -160,17 +160,17 @@ MESSAGES = {
     },
     "hint_overflow": {
         "en": "with large scores exp() overflows to inf; subtract the largest value first.",
-        "es": "con puntuaciones grandes exp() desborda a inf; resta antes el valor máximo.",
+        "es": "con puntuaciones grandes, exp() se desborda y da inf; resta antes el valor máximo.",
     },
     "hint_lse_overflow": {
         "en": "for a large lse2 - lse1, exp() overflows to inf; ln(e^a + e^b) = max(a, b) + ln(1 + e^-|a - b|) "
               "(torch.logaddexp) never does.",
-        "es": "con lse2 - lse1 grande, exp() desborda a inf; ln(e^a + e^b) = max(a, b) + ln(1 + e^-|a - b|) "
-              "(torch.logaddexp) nunca desborda.",
+        "es": "con lse2 - lse1 grande, exp() se desborda y da inf; ln(e^a + e^b) = max(a, b) + ln(1 + e^-|a - b|) "
+              "(torch.logaddexp) nunca se desborda.",
     },
     "hint_empty_row": {
         "en": "a row with every key hidden must give zero weights, not NaN.",
-        "es": "una fila con todas las claves ocultas debe dar pesos cero, no NaN.",
+        "es": "una fila con todas las claves ocultas debe dar pesos nulos, no NaN.",
     },
     "hint_scale": {
         "en": "the scores must be divided by √d_k, the width of the queries and keys (here {d_k}).",

@@ -64,7 +64,7 @@ def _hard_cases():
 exercise(
     "ch01.hard_lookup", kind="write",
     en="The hard lookup: the value of the best-scoring key",
-    es="La búsqueda rígida: el valor de la clave con mayor puntuación",
+    es="La búsqueda estricta: el valor de la clave con mayor puntuación",
     stub='''\
 def hard_lookup(query, keys, values):
     # query (d,), keys (N, d), values (N, d_v) -> (d_v,)

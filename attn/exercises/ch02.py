@@ -26,7 +26,7 @@ def _scores_cases():
 exercise(
     "ch02.scores", kind="write",
     en="All attention scores at once: every token against every token",
-    es="Todas las puntuaciones de atención a la vez: cada token frente a cada token",
+    es="Todas las puntuaciones de atención a la vez: cada token con cada token",
     stub='''\
 def scores(x):
     # x (..., T, d) -> (..., T, T);  scores[i, j] = x_i . x_j

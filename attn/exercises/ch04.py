@@ -58,7 +58,7 @@ def _softmax_cases():
 exercise(
     "ch04.softmax", kind="bug_hunt", source="https://github.com/NVIDIA/FasterTransformer/issues/43",
     en="A softmax that overflows on large scores",
-    es="Una softmax que desborda con puntuaciones grandes",
+    es="Una softmax que se desborda con puntuaciones grandes",
     stub='''\
 def softmax(x):
     # x (..., N) -> softmax(x) (..., N), dim=-1

@@ -74,7 +74,7 @@ def _masked_cases():
 exercise(
     "ch06.masked_softmax", kind="bug_hunt", source="https://github.com/pytorch/pytorch/pull/131060",
     en="Masked softmax: a row with every key hidden gets zero weights, not NaN",
-    es="La softmax con máscara: una fila con todas las claves ocultas recibe pesos cero, no NaN",
+    es="La softmax con máscara: una fila con todas las claves ocultas recibe pesos nulos, no NaN",
     stub='''\
 def masked_softmax(scores, mask):
     # scores (..., T_q, T_k), mask: bool, (..., T_q, T_k) or (B, 1, T_k)

@@ -37,7 +37,7 @@ def _rope_cases():
 exercise(
     "ch15.rope", kind="bug_hunt", source="https://github.com/raiyanyahya/how-to-train-your-gpt/issues/6",
     en="RoPE in the rotate-half convention: pairs and frequencies that match",
-    es="RoPE con el convenio rotate-half: pares y frecuencias que casan",
+    es="RoPE con el convenio de girar por mitades: pares y frecuencias que se corresponden",
     stub='''\
 def rope(x, positions, base=10000.0):
     # x (..., T, d), positions (T,) int64 -> (..., T, d)

@@ -41,7 +41,7 @@ def _tree_cases():
 exercise(
     "ch20.tree_mask", kind="write",
     en="The attention mask of a draft tree: the prefix, the node and its ancestors",
-    es="La máscara de atención de un árbol de borrador: el prefijo, el nodo y sus antecesores",
+    es="La máscara de atención de un árbol del modelo borrador: el prefijo, el nodo y sus antepasados",
     stub='''\
 def tree_mask(parents, num_cached=0):
     # parents (N,) int64, parents[i] < i or -1 -> (N, num_cached + N) bool
@@ -85,7 +85,7 @@ def _bias_cases():
 exercise(
     "ch20.tree_bias", kind="bug_hunt", source="https://github.com/PaddlePaddle/FastDeploy/pull/3514",
     en="A tree is not a triangle: the additive mask of a draft tree",
-    es="Un árbol no es un triángulo: la máscara aditiva de un árbol de borrador",
+    es="Un árbol no es un triángulo: la máscara aditiva de un árbol del modelo borrador",
     stub='''\
 def tree_bias(parents):
     # parents (N,) int64 -> (N, N) float, 0 | -inf
@@ -112,7 +112,7 @@ def _depths(parents, num_cached):
 exercise(
     "ch20.tree_positions", kind="write",
     en="The positions of a draft tree's nodes: the prefix length plus the depth",
-    es="Las posiciones de los nodos de un árbol de borrador: la longitud del prefijo más la profundidad",
+    es="Las posiciones de los nodos de un árbol del modelo borrador: la longitud del prefijo más la profundidad",
     stub='''\
 def tree_positions(parents, num_cached=0):
     # parents (N,) int64 -> (N,) int64: num_cached + depth, depth = 0 when parents[i] = -1
