@@ -10,6 +10,7 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
+from tests.helpers.text import MATH_NAMES
 from site_pages import BLOCKS, WRITTEN_PAGES, misread_titles, page_soup, page_titles, text_of
 
 LANG = "es"
@@ -86,20 +87,7 @@ def test_the_formulas_have_decimal_commas(site_dir):
 
 # -- words in formulas ---------------------------------------------------------------
 
-# Words a formula of the Spanish edition may show although Spanish prose never uses
-# them: function names, the names the papers give (Vaswani et al.'s MultiHead and
-# Concat), and names of the package's code (d_head, d_model, d_in, d_out and h_kv name
-# its arguments; True and False are Python's).  Anything else must be Spanish: display
-# formulas are shared with the English edition, so they use notation only
-# (locale/README.md, «Formulas»).
-MATH_NAMES = frozenset(
-    """
-    softmax exp log ln sin cos tanh max min mod diag Var
-    Attention MultiHead Concat PE FFN LN MLP MHA Embedding
-    head model in out kv dropout rope rotate_half attn head_dim num_heads base perm
-    True False NaN bytes
-    """.split()
-)
+# MATH_NAMES: the words a Spanish formula may borrow (tests/helpers/text.py).
 
 
 def spanish_words():

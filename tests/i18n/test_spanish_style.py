@@ -627,3 +627,39 @@ def test_api_descriptions_are_in_one_mood():
     found = infinitive_descriptions(entries)
     assert not found, "the API's argument descriptions say «devuelve también», not «devolver también»:\n" + "\n".join(
         found)
+
+
+# -- words in inline formulas ------------------------------------------------------------------
+
+# An inline formula is part of its message, so its words are translated with it
+# ($P + \text{profundidad}$); a word no Spanish message uses outside formulas, and no
+# name of MATH_NAMES, is English left behind.  The built pages are checked the same way
+# (tests/book/test_spanish_pages.py, test_no_english_in_formulas), after a build.
+
+
+def math_slips(text, spanish):
+    from tests.helpers.text import MATH_NAMES, latex_math_words
+
+    return sorted({w for w in latex_math_words(text) if w not in MATH_NAMES and w.lower() not in spanish})
+
+
+@pytest.fixture(scope="module")
+def spanish_prose():
+    from translation_check import prose_words
+
+    return prose_words(PO_DIR)
+
+
+def test_math_slips_are_found(spanish_prose):
+    text = (r"en la posición $P + \text{depth}$, con $P_\text{seen}$ y :math:`\mathrm{score}_\text{row}`; "
+            r"bien: $P + \text{profundidad}$, $\mathrm{softmax}(x)$, $d_\text{head}$, $P_S$")
+    assert math_slips(text, spanish_prose) == ["depth", "row", "score", "seen"]
+
+
+def test_inline_formulas_are_translated(spanish_prose):
+    found = [(name, math_slips(e.msgstr, spanish_prose)) for name, e in messages()]
+    found = [(name, words) for name, words in found if words]
+    assert not found, (
+        "English words in the inline formulas of Spanish messages (translate them, or write the formula "
+        "with notation only):\n" + "\n".join(f"{name}: {words}" for name, words in found)
+    )
