@@ -175,3 +175,13 @@ def test_one_spelling_of_journey():
     assert len(places) > 10
     found = [p.name for p in places if "attn.data.journey" in p.read_text(encoding="utf-8")]
     assert not found, f"attn.data.journey() instead of attn.journey() in {found}"
+
+
+def test_every_public_module_is_on_the_api_page():
+    # The API page gathers the docstrings module by module: a module left out has no
+    # reference page in either language (attn.serving and attn.exercises were).
+    import pkgutil
+
+    public = {f"attn.{m.name}" for m in pkgutil.iter_modules(attn.__path__) if not m.name.startswith("_")}
+    listed = set(re.findall(r"^\.\. automodule:: (attn[\w.]*)$", (ROOT / "docs" / "api.rst").read_text(), re.M))
+    assert len(public) > 20 and not public - listed, f"modules missing from docs/api.rst: {sorted(public - listed)}"
