@@ -210,3 +210,39 @@ def test_catalogs_are_wrapped_consistently():
         capture_output=True, text=True,
     )
     assert proc.returncode == 0, f"run `python tools/po_tidy.py`: {proc.stdout}{proc.stderr}"
+
+
+# -- cross-references kept -----------------------------------------------------------------
+
+# The roles Sphinx resolves as cross-references ({ref}, :func:, {cite:p}, ...). A translation
+# that has more or fewer of them than its message makes Sphinx warn "inconsistent term
+# references in translated message", which fails the -W build; found here without a build.
+XREF = re.compile(
+    r"(?::(?:py:)?(func|class|meth|attr|mod|ref|doc|term|data|exc|obj|numref|cite:[pt]|cite):"
+    r"|\{(ref|doc|term|numref|cite:p|cite:t|cite)\})`"
+)
+
+
+def xref_counts(text):
+    from collections import Counter
+
+    text = re.sub(r"``.*?``", " ", text, flags=re.S)  # literals show roles, not use them
+    return Counter(m[1] or m[2] for m in XREF.finditer(text))
+
+
+def test_xref_counts_find_a_repeated_reference():
+    en = ":func:`speculative_generate` lets ... Both write the tokens of :meth:`TinyLM.generate`. {cite:p}`a`"
+    es = ":func:`speculative_generate` deja ... Tanto :func:`speculative_generate` escriben :meth:`TinyLM.generate`."
+    assert xref_counts(en) - xref_counts(es) == {"cite:p": 1}
+    assert xref_counts(es) - xref_counts(en) == {"func": 1}
+    assert xref_counts("roles such as ``{ref}`ch-05` `` and {ref}`ch-05`") == {"ref": 1}
+
+
+def test_translations_keep_the_cross_references():
+    found = [
+        f"{catalog_name(path)}: {dict(xref_counts(e.msgid))} -> {dict(xref_counts(e.msgstr))}: {e.msgid[:70]!r}"
+        for path in CATALOGS
+        for e in polib.pofile(str(path))
+        if e.msgstr and not e.obsolete and xref_counts(e.msgid) != xref_counts(e.msgstr)
+    ]
+    assert not found, "a translation adds or drops cross-references (Sphinx warns):\n" + "\n".join(found)
