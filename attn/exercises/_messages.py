@@ -50,7 +50,7 @@ MESSAGES = {
     },
     "not_tuple": {
         "en": "the result must be a tuple of {n} tensors ({names}); got a {type}",
-        "es": "el resultado debe ser una tupla de {n} tensores ({names}); se obtuvo un {type}",
+        "es": "el resultado debe ser una tupla de {n} tensores ({names}); se obtuvo un objeto de tipo {type}",
     },
     "not_number": {
         "en": "{what} is a {type}, not a number",
@@ -113,7 +113,8 @@ MESSAGES = {
     },
     "tree_missing": {
         "en": "node {row} does not see {keys}, which it must see (the cached prefix, itself and its ancestors)",
-        "es": "el nodo {row} no ve {keys}, que sí debe ver (el prefijo de la caché, él mismo y sus antepasados)",
+        "es": "el nodo {row} no ve la(s) clave(s) {keys}, que sí debe ver (las del prefijo de la caché, "
+              "la del propio nodo y las de sus antepasados)",
     },
     # hints for answers readers really write
     "hint_top_left": {
@@ -178,7 +179,8 @@ MESSAGES = {
     },
     "hint_softmax_axis": {
         "en": "the weights of each query must sum to 1 over the keys (softmax over the last axis).",
-        "es": "los pesos de cada consulta deben sumar 1 sobre las claves (la softmax sobre el último eje).",
+        "es": "los pesos de cada consulta, sumados sobre todas las claves, deben dar 1 (la softmax se aplica "
+              "sobre el último eje).",
     },
     "hint_decay_mask": {
         "en": "inside a chunk, the weight of key j for query i must carry the decay α_(j+1) ⋯ α_i, "
@@ -194,7 +196,7 @@ MESSAGES = {
     },
     "hint_mask_only_with_cache": {
         "en": "without a cache (T_q = T_k) the queries must still be masked causally.",
-        "es": "sin caché (T_q = T_k) las consultas también deben enmascararse de forma causal.",
+        "es": "sin caché (T_q = T_k), las consultas también deben enmascararse de forma causal.",
     },
     "hint_mask_convention": {
         "en": "the mask and the code that applies it use different conventions (additive 0/-inf "
