@@ -110,11 +110,15 @@ def get(exercise_id):
     if not isinstance(exercise_id, str):
         raise TypeError(f"exercise_id must be a str such as 'ch05.causal_mask', got {type(exercise_id).__name__}")
     if exercise_id not in reg:
-        near = difflib.get_close_matches(exercise_id, list(reg), n=4, cutoff=0.5)
-        if not near:
-            near = [i for i in reg if i.split(".")[0] == exercise_id.split(".")[0]] or list(reg)[:4]
-        raise ValueError(f"unknown exercise_id {exercise_id!r}; nearest: {', '.join(near)}")
+        raise ValueError(f"unknown exercise_id {exercise_id!r}; nearest: {', '.join(_nearest(exercise_id))}")
     return reg[exercise_id]
+
+
+def _nearest(exercise_id):
+    """The (at most four) ids closest to an unknown ``exercise_id``."""
+    reg = _load()
+    near = difflib.get_close_matches(exercise_id, list(reg), n=4, cutoff=0.5)
+    return near or [i for i in reg if i.split(".")[0] == exercise_id.split(".")[0]] or list(reg)[:4]
 
 
 def set_language(lang):

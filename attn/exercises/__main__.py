@@ -4,8 +4,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from . import catalog, check, get, get_language
-from ._messages import LANGUAGES
+from . import _nearest, catalog, check, get, get_language
+from ._messages import LANGUAGES, msg
 
 HEADINGS = {
     "en": ("id", "chapter", "kind", "title"),
@@ -21,15 +21,15 @@ def _list(lang):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3])
 
 
-def _load(path, name):
+def _load(path, name, lang):
     path = Path(path)
     if not path.is_file():
-        raise SystemExit(f"no such file: {path}")
+        raise SystemExit(msg("cli_no_file", lang, path=path))
     spec = importlib.util.spec_from_file_location(f"_attn_exercise_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if not hasattr(module, name):
-        raise SystemExit(f"{path} defines no function named {name!r}")
+        raise SystemExit(msg("cli_no_function", lang, path=path, name=repr(name)))
     return getattr(module, name)
 
 
@@ -44,16 +44,16 @@ def main(argv=None):
     p.add_argument("file", help="a Python file that defines the function (causal_mask for ch05.causal_mask)")
     p.add_argument("--lang", choices=LANGUAGES, default=None, dest="lang_sub")
     args = parser.parse_args(argv)
-    lang = getattr(args, "lang_sub", None) or args.lang
+    lang = getattr(args, "lang_sub", None) or args.lang or get_language()
     if args.list:
-        _list(lang or get_language())
+        _list(lang)
         return 0
     if args.command == "check":
         try:
             ex = get(args.id)
-        except ValueError as e:
-            raise SystemExit(str(e)) from None
-        verdict = check(ex.id, _load(args.file, ex.name), lang=lang)
+        except ValueError:
+            raise SystemExit(msg("cli_unknown_id", lang, id=repr(args.id), near=", ".join(_nearest(args.id)))) from None
+        verdict = check(ex.id, _load(args.file, ex.name, lang), lang=lang)
         return 0 if verdict.passed else 1
     parser.print_help()
     return 2

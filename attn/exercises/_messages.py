@@ -40,6 +40,19 @@ MESSAGES = {
         "en": "the function changed its argument {name} in place; it must leave its inputs as they were",
         "es": "la función modificó su argumento {name} in situ; debe dejar intactas sus entradas",
     },
+    # the command line
+    "cli_unknown_id": {
+        "en": "unknown exercise_id {id}; nearest: {near}",
+        "es": "no existe el ejercicio {id}; los más parecidos: {near}",
+    },
+    "cli_no_file": {
+        "en": "no such file: {path}",
+        "es": "no existe el archivo {path}",
+    },
+    "cli_no_function": {
+        "en": "{path} defines no function named {name}",
+        "es": "{path} no define ninguna función llamada {name}",
+    },
     # what is compared
     "the_result": {"en": "the result", "es": "el resultado"},
     "output_named": {"en": "output {i} ({name})", "es": "la salida {i} ({name})"},

@@ -461,6 +461,12 @@ def test_cli_check(tmp_path):
     missing.write_text("def something():\n    pass\n")
     assert "causal_mask" in run_cli("check", "ch05.causal_mask", str(missing)).stderr
     assert "nearest" in run_cli("check", "ch05.causl_mask", str(good)).stderr
+    # With --lang es the command line's own errors are Spanish too.
+    assert "no define ninguna función llamada 'causal_mask'" in run_cli(
+        "check", "ch05.causal_mask", str(missing), "--lang", "es").stderr
+    assert "los más parecidos: ch05.causal_mask" in run_cli(
+        "check", "ch05.causl_mask", str(good), "--lang", "es").stderr
+    assert "no existe el archivo" in run_cli("check", "ch05.causal_mask", str(tmp_path / "nada.py"), "--lang", "es").stderr
 
 
 def test_import_attn_does_not_load_the_exercises():
