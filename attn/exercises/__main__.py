@@ -33,16 +33,55 @@ def _load(path, name, lang):
     return getattr(module, name)
 
 
+# The command line's own words; argparse's ("usage:", "options:") have no Spanish of their own.
+HELP = {
+    "en": {"usage": "usage: ", "positional": "positional arguments", "options": "options",
+           "help": "show this help message and exit",
+           "description": "Check your code against the book's exercises.",
+           "list": "list every exercise with its chapter and title",
+           "lang": "language of the messages (en, es)",
+           "check": "check the function named after the exercise in FILE",
+           "id": "exercise id, e.g. ch05.causal_mask",
+           "file": "a Python file that defines the function (causal_mask for ch05.causal_mask)"},
+    "es": {"usage": "uso: ", "positional": "argumentos posicionales", "options": "opciones",
+           "help": "muestra esta ayuda y termina",
+           "description": "Comprueba tu código con los ejercicios del libro.",
+           "list": "enumera todos los ejercicios con su capítulo y su título",
+           "lang": "idioma de los mensajes (en, es)",
+           "check": "comprueba la función de FILE que lleva el nombre del ejercicio",
+           "id": "identificador del ejercicio, p. ej. ch05.causal_mask",
+           "file": "un archivo de Python que define la función (causal_mask para ch05.causal_mask)"},
+}
+
+
+def _parser(words, **kwargs):
+    """An argparse parser whose own headings and -h are in ``words``' language."""
+
+    class Formatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, words["usage"] if prefix is None else prefix)
+
+    parser = argparse.ArgumentParser(formatter_class=Formatter, add_help=False, **kwargs)
+    parser._positionals.title, parser._optionals.title = words["positional"], words["options"]
+    parser.add_argument("-h", "--help", action="help", help=words["help"])
+    return parser
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m attn.exercises",
-                                     description="Check your code against the book's exercises.")
-    parser.add_argument("--list", action="store_true", help="list every exercise with its chapter and title")
-    parser.add_argument("--lang", choices=LANGUAGES, default=None, help="language of the messages (en, es)")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # The language, known before parsing so that --help speaks it too.
+    given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--lang" and argv[i + 1] in LANGUAGES]
+    words = HELP[given[-1] if given else get_language()]
+    parser = _parser(words, prog="python -m attn.exercises", description=words["description"])
+    parser.add_argument("--list", action="store_true", help=words["list"])
+    parser.add_argument("--lang", choices=LANGUAGES, default=None, help=words["lang"])
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("check", help="check the function named after the exercise in FILE")
-    p.add_argument("id", help="exercise id, e.g. ch05.causal_mask")
-    p.add_argument("file", help="a Python file that defines the function (causal_mask for ch05.causal_mask)")
-    p.add_argument("--lang", choices=LANGUAGES, default=None, dest="lang_sub")
+    p = sub.add_parser("check", help=words["check"], formatter_class=parser.formatter_class, add_help=False)
+    p._positionals.title, p._optionals.title = words["positional"], words["options"]
+    p.add_argument("-h", "--help", action="help", help=words["help"])
+    p.add_argument("id", help=words["id"])
+    p.add_argument("file", help=words["file"])
+    p.add_argument("--lang", choices=LANGUAGES, default=None, dest="lang_sub", help=words["lang"])
     args = parser.parse_args(argv)
     lang = getattr(args, "lang_sub", None) or args.lang or get_language()
     if args.list:

@@ -469,6 +469,16 @@ def test_cli_check(tmp_path):
     assert "no existe el archivo" in run_cli("check", "ch05.causal_mask", str(tmp_path / "nada.py"), "--lang", "es").stderr
 
 
+def test_cli_help_in_both_languages():
+    # argparse's own headings have no Spanish: the command line gives its own.
+    for args in (("--help",), ("check", "--help")):
+        en, es = run_cli(*args).stdout, run_cli(*args, "--lang", "es").stdout
+        assert en.startswith("usage: ") and "options:" in en and "show this help message" in en
+        assert es.startswith("uso: ") and "opciones:" in es and "muestra esta ayuda" in es, es
+        assert not re.search(r"\b(usage|options|positional arguments|show this help)\b", es), es
+    assert "Comprueba tu código" in run_cli("--help", "--lang", "es").stdout
+
+
 def test_import_attn_does_not_load_the_exercises():
     code = "import sys, attn; print('attn.exercises' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
