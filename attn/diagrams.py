@@ -6,20 +6,21 @@ in: the caller passes the real tensors (or their ``.shape``), so a diagram shows
 what the code on the page computed. The only text drawn is symbols, tensor names,
 code and shapes, so one figure serves every language; the words go in the caption.
 
-All four share one style: tensors in blue boxes, operations in orange boxes,
+All share one style: tensors in blue boxes, operations in orange boxes,
 arrows from inputs to outputs, a white background. matplotlib is imported only
 when drawing.
 
 - :func:`query_path`: one query, from ``x`` to its context vector;
 - :func:`causal_masking`: the causal mask added to the scores before the softmax;
 - :func:`head_split`: splitting ``(B, T, d_out)`` into heads and joining them back;
-- :func:`transformer_block`: a pre-norm Transformer block.
+- :func:`transformer_block`: a pre-norm Transformer block;
+- :func:`latent_attention`: multi-head latent attention, plain and absorbed.
 """
 import numbers
 
 import torch
 
-__all__ = ["query_path", "causal_masking", "head_split", "transformer_block"]
+__all__ = ["query_path", "causal_masking", "head_split", "transformer_block", "latent_attention"]
 
 # The shared style.
 TENSOR = "#dbe9f6"   # fill of a tensor box
@@ -392,4 +393,94 @@ def transformer_block(x, hidden, out):
     ax.text(cx + 1.1, 6.5, _fmt(x), ha="left", va="center", fontsize=FONT - 1, color=EDGE)
     ax.text(cx + 1.0, 7.25, r"$\to$ " + _fmt(hidden) + r" $\to$", ha="left", va="center",
             fontsize=FONT - 1, color=EDGE)
+    return fig
+
+
+def latent_attention(x, q, cache, k, v, q_latent, out_latent, out, z):
+    r"""Draw multi-head latent attention: ``x`` down to the cached latent, then up or absorbed.
+
+    The input is projected to the queries (with their RoPE part) and compressed into
+    the cache, one latent and one rotated key per position, :math:`[c_j, k^R_j]`.
+    From there the two forms of :class:`attn.MultiHeadLatentAttention` part:
+    ``absorb=False`` decompresses every cached latent into the keys and values of
+    each head, ``absorb=True`` moves :math:`W^{UK}` to the queries, attends on the
+    latents and applies :math:`W^{UV}` after the average:
+
+    .. math::
+
+        \tilde q^{(i)} = [W^{UK\top}_i q^{(i)},\ q^{R,(i)}], \qquad
+        o^{(i)} = W^{UV}_i \sum_j a^{(i)}_{tj}\, c_j = \sum_j a^{(i)}_{tj}\, W^{UV}_i c_j .
+
+    Args:
+        x (torch.Tensor or shape): the new tokens, ``(B, T, d_in)``.
+        q (torch.Tensor or shape): the queries with their RoPE part,
+            ``(B, h, T, d_head + d_r)``.
+        cache (torch.Tensor or shape): what the cache holds, ``[c, k^R]`` of every
+            position, ``(B, 1, P + T, d_c + d_r)``.
+        k (torch.Tensor or shape): the decompressed keys with the shared rotated key,
+            ``(B, h, P + T, d_head + d_r)``.
+        v (torch.Tensor or shape): the decompressed values, ``(B, h, P + T, d_head)``.
+        q_latent (torch.Tensor or shape): the absorbed queries :math:`\tilde q`,
+            ``(B, h, T, d_c + d_r)``.
+        out_latent (torch.Tensor or shape): the weighted average of the latents,
+            ``(B, h, T, d_c)``.
+        out (torch.Tensor or shape): the heads' outputs, ``(B, h, T, d_head)``.
+        z (torch.Tensor or shape): the layer's output, ``(B, T, h * d_head)``.
+
+    Returns:
+        matplotlib.figure.Figure: the diagram.
+
+    Raises:
+        ValueError: if the shapes do not fit together as above.
+    """
+    names = ("x", "q", "cache", "k", "v", "q_latent", "out_latent", "out", "z")
+    shapes = dict(zip(names, (_shape(n, t) for n, t in zip(names, (x, q, cache, k, v, q_latent,
+                                                                    out_latent, out, z)))))
+    for name, n in zip(names, (3, 4, 4, 4, 4, 4, 4, 4, 3)):
+        _ndim(name, shapes[name], n)
+    B, h, T, d_head = shapes["out"]
+    S, d_cr = shapes["cache"][2:]  # S = P + T, d_cr = d_c + d_r
+    d_r = shapes["q"][3] - d_head
+    d_c = d_cr - d_r
+    if S < T or d_r < 0 or d_c <= 0:
+        raise ValueError(f"cache {shapes['cache']} and q {shapes['q']} must hold P + T >= T={T} positions "
+                         f"of d_c + d_r numbers, d_r = q's width - d_head={d_head} >= 0, d_c > 0")
+    expected = {"x": (B, T, shapes["x"][2]), "q": (B, h, T, d_head + d_r), "cache": (B, 1, S, d_c + d_r),
+                "k": (B, h, S, d_head + d_r), "v": (B, h, S, d_head), "q_latent": (B, h, T, d_c + d_r),
+                "out_latent": (B, h, T, d_c), "z": (B, T, h * d_head)}
+    for name, e in expected.items():
+        if shapes[name] != e:
+            raise ValueError(f"{name} must have shape {e} (from out {shapes['out']} and cache "
+                             f"{shapes['cache']}), got {shapes[name]}")
+
+    fig, ax = _canvas(11.5, 4.6, (-0.2, 18.6), (-0.6, 6.9))
+    f = FONT - 1
+    _box(ax, 1.1, 3.2, f"$x$\n{_fmt(shapes['x'])}", w=2.0)
+    _box(ax, 4.6, 4.0, f"$[q,\\ q^R]$\n{_fmt(shapes['q'])}", w=2.6, fontsize=f)
+    _box(ax, 4.6, 2.2, f"$[c,\\ k^R]$\n{_fmt(shapes['cache'])}", w=2.6, fontsize=f)
+    _arrow(ax, (2.1, 3.4), (3.3, 3.9), "$W^Q,\\ W^{QR}$", offset=(-0.2, 0.35), fontsize=f - 1)
+    _arrow(ax, (2.1, 3.0), (3.3, 2.3), "$W^{DKV},\\ W^{KR}$", offset=(-0.2, -0.4), fontsize=f - 1)
+    ax.text(4.6, 1.45, "cache.k", ha="center", va="center", fontsize=f, color=EDGE, family="monospace")
+    # absorb=True, top row: q -> q_latent; attention on the cache itself
+    _box(ax, 8.4, 5.8, f"$\\tilde q = [W^{{UK\\top}} q,\\ q^R]$\n{_fmt(shapes['q_latent'])}", w=3.2,
+         fontsize=f)
+    _arrow(ax, (5.9, 4.3), (6.8, 5.5))
+    _box(ax, 12.3, 4.9, "$\\mathrm{softmax}(\\tilde q\\, [c,\\ k^R]^\\top / \\sqrt{d_{head} + d_r})\\, c$"
+         f"\n{_fmt(shapes['out_latent'])}", kind="op", w=4.4, fontsize=f)
+    _arrow(ax, (10.0, 5.7), (11.0, 5.35))
+    _arrow(ax, (5.9, 2.5), (10.1, 4.6))
+    ax.text(12.3, 6.0, r"$\mathtt{absorb=True}$", ha="center", va="center", fontsize=f, color=EDGE)
+    # absorb=False, bottom row: cache -> k, v; attention on the decompressed keys and values
+    _box(ax, 8.4, 0.6, f"$k = [W^{{UK}} c,\\ k^R],\\ v = W^{{UV}} c$\n{_fmt(shapes['k'])}, "
+         f"{_fmt(shapes['v'])}", w=3.6, h=1.0, fontsize=f - 1)
+    _arrow(ax, (5.9, 1.9), (6.6, 0.9))
+    _box(ax, 12.3, 1.5, "$\\mathrm{softmax}(q\\, k^\\top / \\sqrt{d_{head} + d_r})\\, v$"
+         f"\n{_fmt(shapes['out'])}", kind="op", w=4.4, fontsize=f)
+    _arrow(ax, (10.2, 0.75), (11.0, 1.05))
+    _arrow(ax, (5.9, 3.7), (10.1, 1.8))
+    ax.text(12.3, 0.4, r"$\mathtt{absorb=False}$", ha="center", va="center", fontsize=f, color=EDGE)
+    # both: heads joined and projected
+    _box(ax, 17.2, 3.2, f"$z$\n{_fmt(shapes['z'])}", w=2.2)
+    _arrow(ax, (14.5, 4.7), (16.1, 3.5), "$W^{UV},\\ W^O$", offset=(0.45, 0.35), fontsize=f - 1)
+    _arrow(ax, (14.5, 1.7), (16.1, 2.9), "$W^O$", offset=(0.35, -0.3), fontsize=f - 1)
     return fig

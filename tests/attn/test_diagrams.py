@@ -82,3 +82,24 @@ def test_transformer_block_labels_its_shapes():
     assert r"$\mathrm{LN}_1$" in drawn and r"$\mathrm{FFN}$" in drawn
     with pytest.raises(ValueError, match="out must have the shape of x"):
         diagrams.transformer_block(x, (2, 10, 64), (2, 10, 8))
+
+
+def test_latent_attention_labels_both_paths():
+    B, h, P, T, d_head, d_c, d_r = 2, 4, 6, 3, 8, 12, 4
+    shapes = dict(x=(B, T, 32), q=(B, h, T, d_head + d_r), cache=(B, 1, P + T, d_c + d_r),
+                  k=(B, h, P + T, d_head + d_r), v=(B, h, P + T, d_head), q_latent=(B, h, T, d_c + d_r),
+                  out_latent=(B, h, T, d_c), out=(B, h, T, d_head), z=(B, T, h * d_head))
+    drawn = texts(diagrams.latent_attention(**shapes))
+    for shape in shapes.values():
+        assert _fmt(shape) in drawn, shape
+    assert r"$\mathtt{absorb=True}$" in drawn and r"$\mathtt{absorb=False}$" in drawn
+    with pytest.raises(ValueError, match="q_latent must have shape"):
+        diagrams.latent_attention(**{**shapes, "q_latent": (B, h, T, d_head + d_r)})  # W^UK not applied
+    with pytest.raises(ValueError, match="k must have shape"):
+        diagrams.latent_attention(**{**shapes, "k": (B, h, P, d_head + d_r)})  # new tokens not cached
+    with pytest.raises(ValueError, match="cache must have 4 dimensions"):
+        diagrams.latent_attention(**{**shapes, "cache": (B, P + T, d_c + d_r)})
+
+
+def _fmt(shape):
+    return str(tuple(shape))
