@@ -518,7 +518,7 @@ def streaming_loss(model, x, size, num_sinks=0):
     """
     caches, losses = model.new_caches(), []
     for t in range(x.size(1) - 1):
-        model._evict(caches, size - 1, num_sinks)  # len <= size - 1: room for x[:, t]
+        model._evict(caches, size - 1, num_sinks)  # len(cache) <= size - 1
         logits = model(x[:, t:t + 1], caches)  # (B, 1, V), at position len(cache)
         losses.append(F.cross_entropy(logits[:, 0], x[:, t + 1], reduction="none"))  # (B,)
     return torch.stack(losses, dim=1)  # (T - 1) x (B,) -> (B, T - 1)
