@@ -13,7 +13,10 @@ as with a contiguous :class:`attn.KVCache`. Companion of :ref:`chapter 18 <ch-18
 # Prefill against decode
 # ----------------------
 # The weights are random: the amount of work does not depend on training. Each loop
-# runs five times and keeps its median thread CPU time.
+# runs five times and keeps its median thread CPU time. With a model this small, the
+# gap is mostly the fixed cost of each call, paid once per token in decode;
+# :ref:`chapter 18 <ch-18>` counts why the decode of a large model is bound by reading
+# memory instead.
 import statistics
 import time
 
