@@ -7,8 +7,9 @@ sources (see ``site_pages.py``), both languages:
 
 - each page loads with no console error, no failed request, every image
   decoded (with its width, height and alt text), every formula drawn as MathML
-  (no raw TeX, no empty formula, the math font loaded where a formula is drawn)
-  and its language switcher leading to the same page in the other language;
+  (no raw TeX, no empty formula, the math font loaded where a formula is drawn),
+  at most one code block or output in ten scrolling sideways at 1366 px (a
+  laptop) and its language switcher leading to the same page in the other language;
 - each page has no serious or critical accessibility violation (axe-core), all
   its content in landmarks (axe's moderate "region" rule), and
   weighs at most 1 MB as a reader downloads it (served gzipped, as Read the
@@ -79,6 +80,7 @@ CHROMIUM_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
 DESKTOP = {"width": 1280, "height": 800}
+LAPTOP = {"width": 1366, "height": 768}  # the commonest laptop screen: every page is opened at it
 PHONE = {"width": 390, "height": 844}
 TIMEOUT_MS = 20_000
 
@@ -166,7 +168,7 @@ def _new_context(browser, **kwargs):
 
 @pytest.fixture(scope="module")
 def context(browser):
-    ctx = _new_context(browser)
+    ctx = _new_context(browser, viewport=LAPTOP)
     yield ctx
     ctx.close()
 
@@ -322,6 +324,16 @@ AXE_OPTIONS = {
 STRICT_RULES = {"region"}
 MAX_PAGE_BYTES = 1_000_000  # compressed, as downloaded
 
+# Code blocks and outputs (every <pre> of the article) that scroll sideways, and how many
+# there are: at 1366 px at most one in ten may (book.css: "Laptops").
+JS_CODE_WIDTH = """() => {
+  const pres = Array.from(document.querySelectorAll("article pre"));
+  const wide = pres.filter((pre) => pre.scrollWidth > pre.clientWidth + 1);
+  return {count: pres.length, wide: wide.map((pre) =>
+    `${pre.scrollWidth - pre.clientWidth} px: ${pre.textContent.trim().split("\\n")[0].slice(0, 60)}`)};
+}"""
+MAX_WIDE_CODE = 0.1
+
 
 def _accessibility(page):
     """Serious and critical axe violations on the page, and those of STRICT_RULES, one line each."""
@@ -417,6 +429,12 @@ def test_page_in_browser(site, server, context, lang, page_name):
         if broken:
             problems.append(f"image(s) with no pixels: {broken}")
         problems += page.evaluate(JS_IMAGE_FACTS)
+        code = page.evaluate(JS_CODE_WIDTH)
+        if len(code["wide"]) > MAX_WIDE_CODE * code["count"]:
+            problems.append(
+                f"{len(code['wide'])} of {code['count']} code blocks and outputs scroll sideways at "
+                f"{LAPTOP['width']} px (at most {MAX_WIDE_CODE:.0%}): {code['wide'][:4]}"
+            )
         # Late requests (fonts) get their chance to fail.
         if not rec.settle(page):
             problems.append(f"requests never finished: {sorted(r.url for r in rec.pending)}")
