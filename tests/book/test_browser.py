@@ -1100,23 +1100,60 @@ def test_dark_mode_keeps_figures_bright(server, browser, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_print_wraps_code(server, browser, lang):
-    ctx = _new_context(browser)
+    # A4's width at 96 dpi.  Printed code wraps instead of being cut, and a wrapped line
+    # continues further in than its own first character: not as a dedented statement.
+    ctx = _new_context(browser, viewport={"width": 794, "height": 1123})
     try:
-        cut = []
+        cut, dedented, wrapped = [], [], 0
         for name in CHAPTERS:
             page = ctx.new_page()
             page.goto(f"{server}/{lang}/{name}.html", wait_until="load")
             page.emulate_media(media="print")
+            page.wait_for_function("() => !document.querySelector('article pre:not(.book-lines)')")
             cut += page.evaluate(
                 """(name) => Array.from(document.querySelectorAll("article pre"))
                    .filter((pre) => pre.scrollWidth > pre.clientWidth + 1)
                    .map((pre) => `${name}: ${pre.textContent.slice(0, 60)}`)""",
                 name,
             )
+            lines = page.evaluate(JS_PRINTED_LINES)
+            wrapped += lines["wrapped"]
+            dedented += [f"{name}: {text}" for text in lines["dedented"]]
             page.close()
     finally:
         ctx.close()
     assert not cut, f"{lang}: printed code blocks cut at the margin: {cut[:5]}"
+    assert wrapped, f"{lang}: no printed code line wraps on A4: the check below saw nothing"
+    assert not dedented, f"{lang}: wrapped code lines continuing left of their own start: {dedented[:5]}"
+
+
+# Printed code lines (book-site.js: one span each) that wrap, and those whose wrapped
+# part starts at or left of the line's first character.
+JS_PRINTED_LINES = r"""() => {
+  const out = {wrapped: 0, dedented: []};
+  document.querySelectorAll("article pre > .book-line").forEach((line) => {
+    const range = document.createRange();
+    range.selectNodeContents(line);
+    const rects = Array.from(range.getClientRects()).filter((r) => r.width > 0);
+    if (!rects.length) return;
+    const later = rects.filter((r) => r.top > rects[0].top + 2);
+    if (!later.length) return;
+    out.wrapped++;
+    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const at = walker.currentNode.nodeValue.search(/\S/);
+      if (at < 0) continue;
+      const first = document.createRange();
+      first.setStart(walker.currentNode, at);
+      first.setEnd(walker.currentNode, at + 1);
+      if (Math.min(...later.map((r) => r.left)) <= first.getBoundingClientRect().left + 1) {
+        out.dedented.push(line.textContent.trim().slice(0, 60));
+      }
+      break;
+    }
+  });
+  return out;
+}"""
 
 
 def _flat(text):
