@@ -22,6 +22,7 @@ sources (see ``site_pages.py``), both languages:
   (``/en/latest/``, ``/es/latest/``), built with that ``html_baseurl``;
 - each page's internal links and anchors resolve (checked statically);
 - search, the gallery's downloads, the copy button and the root redirect work;
+- the landing page shows the way to chapter 1 in the first screen, laptop and phone;
 - screenshots of three pages per language at desktop and phone widths are
   written to ``_build/screenshots/`` for a person to look at.
 
@@ -1413,3 +1414,47 @@ def test_axe_at_both_widths_light_and_dark(server, browser, lang, viewport, sche
         f"{name}: {found}" for name, found in problems.items()
     )
 
+
+
+# -- the landing page ---------------------------------------------------------------------------
+
+START = {"en": "Start with chapter 1", "es": "Empieza por el capítulo 1"}
+PART_STARTS = ["chapters/01_why_attention", "chapters/12_cost_and_tiling", "chapters/16_cross_attention"]
+FIRST_SCREENS = [
+    pytest.param({"width": 1366, "height": 768}, False, id="laptop"),
+    pytest.param({"width": 375, "height": 667}, True, id="phone"),
+]
+
+
+@pytest.mark.parametrize("viewport, mobile", FIRST_SCREENS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_landing_page_has_a_way_in(site, server, browser, lang, viewport, mobile):
+    # The link to chapter 1 in the first screen; the three parts as cards, each linking its
+    # first chapter; a heatmap the build drew; downloads only of files this build made.
+    ctx = _new_context(browser, viewport=viewport, is_mobile=mobile)
+    try:
+        page, rec, _ = _open(ctx, f"{server}/{lang}/index.html")
+        _ready(page)
+        start = page.locator("article .book-start a")
+        assert start.count() == 1, f"{lang}: {start.count()} links to start with"
+        assert start.inner_text().strip().startswith(START[lang]), f"{lang}: {start.inner_text()!r}"
+        assert start.get_attribute("href").split("#")[0].endswith(f"{PART_STARTS[0]}.html"), start.get_attribute("href")
+        box = start.bounding_box()
+        assert box and box["y"] + box["height"] <= viewport["height"], f"{lang}: the start link is below the first screen {box}"
+        assert min(box["width"], box["height"]) >= 24, f"{lang}: the start link is {box}"
+        cards = page.locator("article .book-parts .sd-card")
+        assert cards.count() == 3, f"{lang}: {cards.count()} part cards"
+        links = [cards.nth(k).locator("a.sd-stretched-link").first.get_attribute("href") for k in range(3)]
+        assert [h.split("#")[0] for h in links] == [f"{p}.html" for p in PART_STARTS], f"{lang}: {links}"
+        heatmap = page.locator("article .book-intro img")
+        assert heatmap.count() == 1, f"{lang}: {heatmap.count()} images beside the lead"
+        assert heatmap.evaluate("(img) => img.decode().then(() => img.naturalWidth > 0)"), f"{lang}: heatmap not drawn"
+        assert "sphx_glr_plot_02_" in heatmap.get_attribute("src"), heatmap.get_attribute("src")  # a gallery figure
+        text = page.locator("article ul.book-downloads").inner_text()
+        assert "make " not in text, f"{lang}: the landing page offers a make target: {text!r}"
+        for href in page.locator("article ul.book-downloads a").evaluate_all("(els) => els.map((a) => a.href)"):
+            path = urlsplit(href).path.removeprefix("/")
+            assert (site / path).is_file(), f"{lang}: a download that this build did not make: {href}"
+        assert not rec.problems, f"{lang}/index: " + "; ".join(rec.problems)
+    finally:
+        ctx.close()
