@@ -187,6 +187,8 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "article_header_end": ["lang-switch.html", "chapter-notebook.html", "article-header-buttons.html"],
     "navigation_with_keys": False,
+    # The landing page has no "Contents" column: its one entry left a 250 px empty column.
+    "secondary_sidebar_items": {"**": ["page-toc.html"], "index": []},
     # The sidebar has the search field; no second one in a top bar.
     "navbar_persistent": [],
 }

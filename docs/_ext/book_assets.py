@@ -16,11 +16,12 @@ SEARCH_UNUSED = (
     "sg-tags.js", "clipboard.min.js", "copybutton.js", "copybutton.css", "design-tabs.js",
     "book-downloads.js",
 )
-# Stylesheets only some pages use: the file name's prefix, and what a page's body holds when it does.
-PAGE_STYLESHEETS = {
-    "sg_gallery": ('class="sphx-glr', " sphx-glr-"),  # sphinx-gallery's four
-    "sphinx-design": ('"sd-', " sd-"),  # cards, dropdowns, tabs
+# Stylesheets and scripts only some pages use: the file name's prefix, and what a page's body holds when it does.
+PAGE_ASSETS = {
+    "sg_gallery": ('class="sphx-glr', " sphx-glr-"), "sg-tags": ('class="sphx-glr',),  # sphinx-gallery's
+    "sphinx-design": ('"sd-', " sd-"), "design-tabs": ("sd-tab-set",),  # cards, dropdowns, tabs
     "mystnb.": ('class="cell', "cell_output"),  # executed notebooks' cells
+    "copybutton": ('class="highlight',), "clipboard": ('class="highlight',),  # code's copy button
 }
 
 
@@ -28,16 +29,17 @@ def _name(asset):
     return str(getattr(asset, "filename", asset) or "").rsplit("/", 1)[-1]
 
 
+def _used(asset, body):
+    marks = next((m for p, m in PAGE_ASSETS.items() if _name(asset).startswith(p)), None)
+    return not marks or any(mark in body for mark in marks)
+
+
 def lighter_head(app, pagename, templatename, context, doctree):
-    """Defer the small scripts; link sphinx-gallery's, sphinx-design's and myst-nb's CSS only where used."""
+    """Defer the small scripts; link sphinx-gallery's, sphinx-design's, myst-nb's and the copy button's only where used."""
     from sphinx.builders.html._assets import _JavaScript
 
     body = context.get("body") or ""
-    context["css_files"] = [
-        css for css in context.get("css_files", [])
-        if not (marks := next((m for p, m in PAGE_STYLESHEETS.items() if _name(css).startswith(p)), None))
-        or any(mark in body for mark in marks)
-    ]
+    context["css_files"] = [css for css in context.get("css_files", []) if _used(css, body)]
     if pagename == "search":
         # The theme's search page loads searchtools.js with plain <script> tags, which run before any deferred
         # script: nothing is deferred.  book-search.js keeps each snippet to the article's text (not the header).
@@ -50,7 +52,7 @@ def lighter_head(app, pagename, templatename, context, doctree):
         if isinstance(js, _JavaScript) and _name(js) in DEFERRED_SCRIPTS
         and "defer" not in js.attributes and "async" not in js.attributes
         else js
-        for js in context.get("script_files", [])
+        for js in context.get("script_files", []) if _used(js, body)
     ]
 
 

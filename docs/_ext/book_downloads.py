@@ -1,6 +1,6 @@
 """The book's files, named after its title without accents (``atencion-desde-cero-es.pdf``;
 Sphinx would drop the accented letters), and ``{book-downloads}``, the landing page's list:
-a link where the file exists (or Read the Docs serves it), else the command that makes it.
+a link where the file exists (or Read the Docs serves it), nothing for a file this build did not make.
 """
 
 import os
@@ -63,14 +63,9 @@ class BookDownloads(SphinxDirective):
             "notebooks": _("Every chapter as a Jupyter notebook, all in one archive (.zip)"),
         }
         items = nodes.bullet_list(classes=["book-downloads"])
-        for fmt, href, command in entries:
-            para = nodes.paragraph()
+        for fmt, href, _command in entries:  # what this build made: readers need no make targets
             if href:
-                para += nodes.reference("", text[fmt], refuri=href, internal=False)
-            else:
-                before, after = _("not part of this build: {command} makes it").split("{command}")
-                para += [nodes.Text(f"{text[fmt]} ({before}"), nodes.literal(command, command), nodes.Text(after + ")")]
-            items += nodes.list_item("", para)
+                items += nodes.list_item("", nodes.paragraph("", "", nodes.reference("", text[fmt], refuri=href, internal=False)))
         return [items]
 
 

@@ -50,3 +50,36 @@ window.addEventListener("beforeprint", () => {
 window.addEventListener("afterprint", () => {
   printOpened.splice(0).forEach((details) => { details.open = false; });
 });
+
+// Print: a code line too long for the paper wraps 4 characters further in than its own
+// first character (book.css), not than the block's edge: a wrapped line indented 8 did
+// not read as a dedented statement.  Each line of each block becomes a <span> that knows
+// its indentation; on screen the spans change nothing (inline, the newline kept in them).
+const printLines = () => {
+  document.querySelectorAll(".bd-article pre:not(.book-lines)").forEach((pre) => {
+    pre.classList.add("book-lines");
+    const lines = [[]];
+    pre.childNodes.forEach((node) => {
+      node.textContent.split("\n").forEach((text, i) => {
+        if (i > 0) lines.push([]);
+        if (!text) return;
+        const piece = node.nodeType === Node.ELEMENT_NODE ? node.cloneNode(false) : document.createTextNode("");
+        piece.textContent = text;
+        lines[lines.length - 1].push(piece);
+      });
+    });
+    const out = document.createDocumentFragment();
+    lines.forEach((pieces, i) => {
+      const line = document.createElement("span");
+      line.className = "book-line";
+      pieces.forEach((piece) => line.append(piece));
+      if (i < lines.length - 1) line.append("\n");
+      const indent = line.textContent.match(/^ */)[0].length;
+      if (indent) line.style.setProperty("--book-indent", `${indent}ch`);
+      out.append(line);
+    });
+    pre.replaceChildren(out);
+  });
+};
+window.addEventListener("beforeprint", printLines);
+matchMedia("print").addEventListener("change", (event) => { if (event.matches) printLines(); });

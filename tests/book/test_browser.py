@@ -7,8 +7,9 @@ sources (see ``site_pages.py``), both languages:
 
 - each page loads with no console error, no failed request, every image
   decoded (with its width, height and alt text), every formula drawn as MathML
-  (no raw TeX, no empty formula, the math font loaded where a formula is drawn)
-  and its language switcher leading to the same page in the other language;
+  (no raw TeX, no empty formula, the math font loaded where a formula is drawn),
+  at most one code block or output in ten scrolling sideways at 1366 px (a
+  laptop) and its language switcher leading to the same page in the other language;
 - each page has no serious or critical accessibility violation (axe-core), all
   its content in landmarks (axe's moderate "region" rule), and
   weighs at most 1 MB as a reader downloads it (served gzipped, as Read the
@@ -21,6 +22,7 @@ sources (see ``site_pages.py``), both languages:
   (``/en/latest/``, ``/es/latest/``), built with that ``html_baseurl``;
 - each page's internal links and anchors resolve (checked statically);
 - search, the gallery's downloads, the copy button and the root redirect work;
+- the landing page shows the way to chapter 1 in the first screen, laptop and phone;
 - screenshots of three pages per language at desktop and phone widths are
   written to ``_build/screenshots/`` for a person to look at.
 
@@ -79,6 +81,7 @@ CHROMIUM_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
 DESKTOP = {"width": 1280, "height": 800}
+LAPTOP = {"width": 1366, "height": 768}  # the commonest laptop screen: every page is opened at it
 PHONE = {"width": 390, "height": 844}
 TIMEOUT_MS = 20_000
 
@@ -166,7 +169,7 @@ def _new_context(browser, **kwargs):
 
 @pytest.fixture(scope="module")
 def context(browser):
-    ctx = _new_context(browser)
+    ctx = _new_context(browser, viewport=LAPTOP)
     yield ctx
     ctx.close()
 
@@ -322,6 +325,16 @@ AXE_OPTIONS = {
 STRICT_RULES = {"region"}
 MAX_PAGE_BYTES = 1_000_000  # compressed, as downloaded
 
+# Code blocks and outputs (every <pre> of the article) that scroll sideways, and how many
+# there are: at 1366 px at most one in ten may (book.css: "Laptops").
+JS_CODE_WIDTH = """() => {
+  const pres = Array.from(document.querySelectorAll("article pre"));
+  const wide = pres.filter((pre) => pre.scrollWidth > pre.clientWidth + 1);
+  return {count: pres.length, wide: wide.map((pre) =>
+    `${pre.scrollWidth - pre.clientWidth} px: ${pre.textContent.trim().split("\\n")[0].slice(0, 60)}`)};
+}"""
+MAX_WIDE_CODE = 0.1
+
 
 def _accessibility(page):
     """Serious and critical axe violations on the page, and those of STRICT_RULES, one line each."""
@@ -417,6 +430,12 @@ def test_page_in_browser(site, server, context, lang, page_name):
         if broken:
             problems.append(f"image(s) with no pixels: {broken}")
         problems += page.evaluate(JS_IMAGE_FACTS)
+        code = page.evaluate(JS_CODE_WIDTH)
+        if len(code["wide"]) > MAX_WIDE_CODE * code["count"]:
+            problems.append(
+                f"{len(code['wide'])} of {code['count']} code blocks and outputs scroll sideways at "
+                f"{LAPTOP['width']} px (at most {MAX_WIDE_CODE:.0%}): {code['wide'][:4]}"
+            )
         # Late requests (fonts) get their chance to fail.
         if not rec.settle(page):
             problems.append(f"requests never finished: {sorted(r.url for r in rec.pending)}")
@@ -1082,23 +1101,60 @@ def test_dark_mode_keeps_figures_bright(server, browser, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_print_wraps_code(server, browser, lang):
-    ctx = _new_context(browser)
+    # A4's width at 96 dpi.  Printed code wraps instead of being cut, and a wrapped line
+    # continues further in than its own first character: not as a dedented statement.
+    ctx = _new_context(browser, viewport={"width": 794, "height": 1123})
     try:
-        cut = []
+        cut, dedented, wrapped = [], [], 0
         for name in CHAPTERS:
             page = ctx.new_page()
             page.goto(f"{server}/{lang}/{name}.html", wait_until="load")
             page.emulate_media(media="print")
+            page.wait_for_function("() => !document.querySelector('article pre:not(.book-lines)')")
             cut += page.evaluate(
                 """(name) => Array.from(document.querySelectorAll("article pre"))
                    .filter((pre) => pre.scrollWidth > pre.clientWidth + 1)
                    .map((pre) => `${name}: ${pre.textContent.slice(0, 60)}`)""",
                 name,
             )
+            lines = page.evaluate(JS_PRINTED_LINES)
+            wrapped += lines["wrapped"]
+            dedented += [f"{name}: {text}" for text in lines["dedented"]]
             page.close()
     finally:
         ctx.close()
     assert not cut, f"{lang}: printed code blocks cut at the margin: {cut[:5]}"
+    assert wrapped, f"{lang}: no printed code line wraps on A4: the check below saw nothing"
+    assert not dedented, f"{lang}: wrapped code lines continuing left of their own start: {dedented[:5]}"
+
+
+# Printed code lines (book-site.js: one span each) that wrap, and those whose wrapped
+# part starts at or left of the line's first character.
+JS_PRINTED_LINES = r"""() => {
+  const out = {wrapped: 0, dedented: []};
+  document.querySelectorAll("article pre > .book-line").forEach((line) => {
+    const range = document.createRange();
+    range.selectNodeContents(line);
+    const rects = Array.from(range.getClientRects()).filter((r) => r.width > 0);
+    if (!rects.length) return;
+    const later = rects.filter((r) => r.top > rects[0].top + 2);
+    if (!later.length) return;
+    out.wrapped++;
+    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const at = walker.currentNode.nodeValue.search(/\S/);
+      if (at < 0) continue;
+      const first = document.createRange();
+      first.setStart(walker.currentNode, at);
+      first.setEnd(walker.currentNode, at + 1);
+      if (Math.min(...later.map((r) => r.left)) <= first.getBoundingClientRect().left + 1) {
+        out.dedented.push(line.textContent.trim().slice(0, 60));
+      }
+      break;
+    }
+  });
+  return out;
+}"""
 
 
 def _flat(text):
@@ -1358,3 +1414,47 @@ def test_axe_at_both_widths_light_and_dark(server, browser, lang, viewport, sche
         f"{name}: {found}" for name, found in problems.items()
     )
 
+
+
+# -- the landing page ---------------------------------------------------------------------------
+
+START = {"en": "Start with chapter 1", "es": "Empieza por el capítulo 1"}
+PART_STARTS = ["chapters/01_why_attention", "chapters/12_cost_and_tiling", "chapters/16_cross_attention"]
+FIRST_SCREENS = [
+    pytest.param({"width": 1366, "height": 768}, False, id="laptop"),
+    pytest.param({"width": 375, "height": 667}, True, id="phone"),
+]
+
+
+@pytest.mark.parametrize("viewport, mobile", FIRST_SCREENS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_landing_page_has_a_way_in(site, server, browser, lang, viewport, mobile):
+    # The link to chapter 1 in the first screen; the three parts as cards, each linking its
+    # first chapter; a heatmap the build drew; downloads only of files this build made.
+    ctx = _new_context(browser, viewport=viewport, is_mobile=mobile)
+    try:
+        page, rec, _ = _open(ctx, f"{server}/{lang}/index.html")
+        _ready(page)
+        start = page.locator("article .book-start a")
+        assert start.count() == 1, f"{lang}: {start.count()} links to start with"
+        assert start.inner_text().strip().startswith(START[lang]), f"{lang}: {start.inner_text()!r}"
+        assert start.get_attribute("href").split("#")[0].endswith(f"{PART_STARTS[0]}.html"), start.get_attribute("href")
+        box = start.bounding_box()
+        assert box and box["y"] + box["height"] <= viewport["height"], f"{lang}: the start link is below the first screen {box}"
+        assert min(box["width"], box["height"]) >= 24, f"{lang}: the start link is {box}"
+        cards = page.locator("article .book-parts .sd-card")
+        assert cards.count() == 3, f"{lang}: {cards.count()} part cards"
+        links = [cards.nth(k).locator("a.sd-stretched-link").first.get_attribute("href") for k in range(3)]
+        assert [h.split("#")[0] for h in links] == [f"{p}.html" for p in PART_STARTS], f"{lang}: {links}"
+        heatmap = page.locator("article .book-intro img")
+        assert heatmap.count() == 1, f"{lang}: {heatmap.count()} images beside the lead"
+        assert heatmap.evaluate("(img) => img.decode().then(() => img.naturalWidth > 0)"), f"{lang}: heatmap not drawn"
+        assert "sphx_glr_plot_02_" in heatmap.get_attribute("src"), heatmap.get_attribute("src")  # a gallery figure
+        text = page.locator("article ul.book-downloads").inner_text()
+        assert "make " not in text, f"{lang}: the landing page offers a make target: {text!r}"
+        for href in page.locator("article ul.book-downloads a").evaluate_all("(els) => els.map((a) => a.href)"):
+            path = urlsplit(href).path.removeprefix("/")
+            assert (site / path).is_file(), f"{lang}: a download that this build did not make: {href}"
+        assert not rec.problems, f"{lang}/index: " + "; ".join(rec.problems)
+    finally:
+        ctx.close()

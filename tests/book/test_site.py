@@ -104,6 +104,17 @@ def test_no_page_loads_what_it_does_not_use(site_dir, lang):
                     and not re.search(r"documentation_options|doctools|translations", s["src"])]
         if page != "search":
             assert not blocking, f"{lang}/{page}: scripts that block the first paint: {blocking}"
+        # The theme's styles/theme.css is one @import of basic.css: a second round trip before
+        # the first paint (layout.html links basic.css itself).  The gallery's tags, the copy
+        # button and sphinx-design's tabs load only where the article has what they act on.
+        styles = [s.get("href", "") for s in doc.select('link[rel="stylesheet"]')]
+        assert not any("styles/theme.css" in s for s in styles), f"{lang}/{page}: links styles/theme.css"
+        assert any(re.search(r"_static/basic\.css", s) for s in styles), f"{lang}/{page}: no basic.css"
+        article = str(doc.select_one("article") or "")
+        for script, mark in (("sg-tags.js", 'class="sphx-glr'), ("copybutton.js", 'class="highlight'),
+                             ("design-tabs.js", "sd-tab-set")):
+            if any(script in s for s in scripts):
+                assert mark in article, f"{lang}/{page}: loads {script} with nothing to act on"
 
 
 @pytest.mark.parametrize("lang", LANGS)
