@@ -334,6 +334,13 @@ JS_CODE_WIDTH = """() => {
     `${pre.scrollWidth - pre.clientWidth} px: ${pre.textContent.trim().split("\\n")[0].slice(0, 60)}`)};
 }"""
 MAX_WIDE_CODE = 0.1
+# The widest paragraph or list item of the article, in em of its own font: prose keeps a
+# readable measure however wide the column grows for code (book.css: "Laptops").
+JS_PROSE_MEASURE = """() => Array.from(document.querySelectorAll("article p, article li"))
+  .filter((el) => !el.closest("table, pre, .sd-card, .cell_output"))
+  .map((el) => el.getBoundingClientRect().width / parseFloat(getComputedStyle(el).fontSize))
+  .reduce((a, b) => Math.max(a, b), 0)"""
+MAX_MEASURE_EM = 48  # about 100 characters of the book's sans-serif
 
 
 def _accessibility(page):
@@ -436,6 +443,9 @@ def test_page_in_browser(site, server, context, lang, page_name):
                 f"{len(code['wide'])} of {code['count']} code blocks and outputs scroll sideways at "
                 f"{LAPTOP['width']} px (at most {MAX_WIDE_CODE:.0%}): {code['wide'][:4]}"
             )
+        measure = page.evaluate(JS_PROSE_MEASURE)  # em
+        if measure > MAX_MEASURE_EM:
+            problems.append(f"a paragraph {measure:.0f} em wide at {LAPTOP['width']} px (at most {MAX_MEASURE_EM})")
         # Late requests (fonts) get their chance to fail.
         if not rec.settle(page):
             problems.append(f"requests never finished: {sorted(r.url for r in rec.pending)}")
