@@ -336,7 +336,7 @@ JS_CODE_WIDTH = """() => {
 MAX_WIDE_CODE = 0.1
 # The widest paragraph or list item of the article, in em of its own font: prose keeps a
 # readable measure however wide the column grows for code (book.css: "Laptops").
-JS_PROSE_MEASURE = """() => Array.from(document.querySelectorAll("article p, article li"))
+JS_PROSE_MEASURE = """() => Array.from(document.querySelectorAll("article p, article li:not(:has(div, pre, table, figure))"))
   .filter((el) => !el.closest("table, pre, .sd-card, .cell_output"))
   .map((el) => el.getBoundingClientRect().width / parseFloat(getComputedStyle(el).fontSize))
   .reduce((a, b) => Math.max(a, b), 0)"""
