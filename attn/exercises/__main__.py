@@ -54,17 +54,19 @@ HELP = {
 }
 
 
-def _parser(words, **kwargs):
-    """An argparse parser whose own headings and -h are in ``words``' language."""
+def _speak(parser, words):
+    """Give ``parser`` (the command's, or a subcommand's) its headings and -h in ``words``' language."""
+    parser._positionals.title, parser._optionals.title = words["positional"], words["options"]
+    parser.add_argument("-h", "--help", action="help", help=words["help"])
+    return parser
 
+
+def _formatter(words):
     class Formatter(argparse.HelpFormatter):
         def add_usage(self, usage, actions, groups, prefix=None):
             super().add_usage(usage, actions, groups, words["usage"] if prefix is None else prefix)
 
-    parser = argparse.ArgumentParser(formatter_class=Formatter, add_help=False, **kwargs)
-    parser._positionals.title, parser._optionals.title = words["positional"], words["options"]
-    parser.add_argument("-h", "--help", action="help", help=words["help"])
-    return parser
+    return Formatter
 
 
 def main(argv=None):
@@ -72,13 +74,13 @@ def main(argv=None):
     # The language, known before parsing so that --help speaks it too.
     given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--lang" and argv[i + 1] in LANGUAGES]
     words = HELP[given[-1] if given else get_language()]
-    parser = _parser(words, prog="python -m attn.exercises", description=words["description"])
+    parser = _speak(argparse.ArgumentParser(prog="python -m attn.exercises", description=words["description"],
+                                            formatter_class=_formatter(words), add_help=False), words)
     parser.add_argument("--list", action="store_true", help=words["list"])
     parser.add_argument("--lang", choices=LANGUAGES, default=None, help=words["lang"])
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("check", help=words["check"], formatter_class=parser.formatter_class, add_help=False)
-    p._positionals.title, p._optionals.title = words["positional"], words["options"]
-    p.add_argument("-h", "--help", action="help", help=words["help"])
+    p = _speak(sub.add_parser("check", help=words["check"], formatter_class=parser.formatter_class, add_help=False),
+               words)
     p.add_argument("id", help=words["id"])
     p.add_argument("file", help=words["file"])
     p.add_argument("--lang", choices=LANGUAGES, default=None, dest="lang_sub", help=words["lang"])
