@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent
 # the gallery import it in this process, myst-nb's kernels inherit PYTHONPATH.
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-# A model trained by a chapter is saved there and loaded by its gallery script (attn/_trained.py).
+# A model trained by a chapter is saved there and loaded by its gallery script (attn/models/train.py).
 os.environ.setdefault("ATTN_WEIGHTS_DIR", str(ROOT / "_build" / "weights"))
 # matplotlib's font cache, built now if it is missing, before a kernel or a gallery script
 # imports matplotlib and prints that it builds it into a page (tools/execute_notebooks.py).
@@ -67,7 +67,7 @@ extensions = [
     "book_fonts",  # docs/_ext: the theme's icon font cut down to the icons used
     "book_parts",  # docs/_ext/book_parts.py: Part II's chapters numbered after Part I's
     "book_listings",  # docs/_ext: the package's code shown without its docstrings
-    "book_outputs",  # docs/_ext: printed output as the code printed it, attn.plot.explore's heatmaps explorable
+    "book_outputs",  # docs/_ext: printed output as the code printed it, attn.viz.plot.explore's heatmaps explorable
     "translated_downloads",  # docs/_ext: the gallery's downloads with translated text blocks
     "chapter_notebooks",  # docs/_ext: each chapter as a notebook in the page's language, and an archive
     "book_print",  # docs/_ext/book_print.py: the PDF and the EPUB (make pdf, make epub)
@@ -147,7 +147,7 @@ bibtex_cite_id = "ref-{key}"  # stable anchors: bibliography.html#ref-vaswani201
 
 # -- autodoc -----------------------------------------------------------------------
 autodoc_member_order = "bysource"
-# The module index lists attn.functional, attn.rope, ... flat: without a common prefix it
+# The module index lists attn.functional, attn.layers.rope, ... flat: without a common prefix it
 # groups them under "attn" behind a collapse button drawn with an image that has no alt text.
 modindex_common_prefix = ["attn."]
 # (napoleon reads the package's Google-style docstrings: Args, Returns, Shape.)

@@ -1,29 +1,36 @@
 """attn: the attention mechanism of Transformers, one small module per idea.
 
-Modules, in the order the book teaches them:
+The package is laid out by role, one floor per folder; a floor imports only the floors
+above it in this list:
 
-- :mod:`attn.functional` (``import attn.functional as AF``): scaled dot-product
-  attention, masks, the simplified (weight-free) self-attention;
-- :class:`SelfAttentionV1`, :class:`SelfAttentionV2`: trainable weights;
-- :class:`CausalAttention`: masked attention with dropout;
-- :class:`MultiHeadAttentionWrapper`, :class:`MultiHeadAttention`: several heads;
-  :mod:`attn.core`: the forward pass every attention layer shares;
-- :class:`PrepareForMultiHeadAttention`, :class:`SeqFirstMultiHeadAttention`: the
-  sequence-first ``einsum`` formulation;
-- :class:`PositionalEncoding`, :class:`TransformerInputBlock`;
-- :class:`KVCache`, :func:`kv_cache_bytes`, :class:`GroupedQueryAttention`,
-  :func:`mean_pool_kv_heads`: decoding with a cache, its size, shared keys and values;
-- :class:`PagedKVCache`: the cache in blocks of a shared pool, as serving engines keep it;
-- :class:`MultiHeadLatentAttention`, :func:`latent_cache_bytes`: keys and values
-  decompressed from one cached latent per token;
-- :mod:`attn.linear`: linear attention, the delta rule and the gated delta rule, each
-  in a parallel, a recurrent and a chunked form; :mod:`attn.recall`, the associative-recall
-  task and small models that compare them with softmax attention;
-- :class:`CrossAttention`: queries from one sequence, keys and values from another;
-  :mod:`attn.seq2seq`, a tiny encoder–decoder that uses it to rewrite dates;
-- :mod:`attn.plot`: the shared heatmap (matplotlib is imported only when drawing);
-- :mod:`attn.diagrams`: diagrams of the mechanism, drawn from the shapes of real tensors;
-- :func:`journey`: the six-token example sentence of Raschka, *Build a Large Language
+- :mod:`attn.ops`: the operations, as functions of tensors: masks and biases
+  (:mod:`attn.ops.bias`), attention in tiles with the online softmax
+  (:mod:`attn.ops.tiled`), linear attention and the delta rules (:mod:`attn.ops.linear`).
+  :mod:`attn.functional` (``import attn.functional as AF``) is the public functional
+  API over them: scaled dot-product attention, masks, the simplified (weight-free)
+  self-attention, heads split and merged.
+- :mod:`attn.layers`: the attention layers, in the order the book teaches them:
+  :class:`SelfAttentionV1`, :class:`SelfAttentionV2` (trainable weights),
+  :class:`CausalAttention` (masked, with dropout), :class:`MultiHeadAttentionWrapper`
+  and :class:`MultiHeadAttention` (several heads), :class:`SeqFirstMultiHeadAttention`
+  (the sequence-first ``einsum`` form), :class:`PositionalEncoding`,
+  :class:`TransformerInputBlock`, :class:`RotaryEmbedding`,
+  :class:`GroupedQueryAttention`, :class:`MultiHeadLatentAttention`,
+  :class:`CrossAttention`; :mod:`attn.layers.core` is the forward pass they share.
+- :mod:`attn.cache`: what a decoder keeps between steps: :class:`KVCache` (and
+  :func:`kv_cache_bytes`, its size) and :class:`PagedKVCache`, the cache in blocks of a
+  shared pool.
+- :mod:`attn.models`: the toy models the book trains while it builds, each with its
+  data and its metrics: :class:`TinyLM` (:mod:`attn.models.tiny_lm`),
+  :mod:`attn.models.seq2seq`, :mod:`attn.models.circuits`,
+  :mod:`attn.models.two_relations`, :mod:`attn.models.recall`; and
+  :mod:`attn.models.train`, the one training loop they all use.
+- :mod:`attn.serving`: a small serving engine over :class:`TinyLM`.
+- :mod:`attn.viz`: the shared heatmap (:mod:`attn.viz.plot`) and the diagrams of the
+  mechanism (:mod:`attn.viz.diagrams`); matplotlib is imported only when drawing.
+- :mod:`attn.exercises`: checks of the reader's own code, chapter by chapter;
+  :mod:`attn.measure`, the time and memory measurements of chapter 12;
+  :func:`journey`, the six-token example sentence of Raschka, *Build a Large Language
   Model (From Scratch)* (Manning 2024), chapter 3.
 
 Depends only on PyTorch.
@@ -44,7 +51,7 @@ How the code is laid out (new code follows the same pattern):
   ``functional._attention``, ``attention_weights`` -> ``functional._weights``,
   ``masked_softmax`` -> ``functional._masked_softmax``, ``RotaryEmbedding.forward`` ->
   ``_rotate``.
-- **One attention core.** :mod:`attn.core` is the forward pass of every attention
+- **One attention core.** :mod:`attn.layers.core` is the forward pass of every attention
   layer: ``attend(m, x, *, cache, positions, mask, context, return_weights)`` projects
   and splits into heads (``project``, with :func:`attn.functional.split_heads`), rotates
   (``m.rope``), appends to the cache, builds the bottom-right causal mask of the new
@@ -59,33 +66,37 @@ How the code is laid out (new code follows the same pattern):
   It owns the check that new keys fit the ones it holds (batch, heads, head width,
   dtype) and keeps copies, never the caller's tensors; the module checks only that it
   is such an object and has room (``len(cache) + T <= context_length``).
-- **No import inside a function, no import circle** (``tests/attn/test_one_hop.py``):
-  ``_checks`` imports nothing of the package; ``functional`` imports ``bias`` and
-  ``tiled``; ``core`` imports ``functional``; modules import ``core``, ``functional`` and
-  the modules they build on. (:mod:`attn.plot` and :mod:`attn.diagrams` import
-  matplotlib and numpy inside their functions, on purpose: ``import attn`` needs only
-  PyTorch; ``pip install attn[plot]`` adds them.)
+- **No import inside a function, no import circle, no floor importing a floor below
+  it** (``tests/attn/test_one_hop.py``): ``_checks`` imports nothing of the package;
+  ``ops`` imports ``_checks``; ``functional`` imports ``ops``; ``layers`` import
+  ``functional`` and ``layers.core``; ``cache`` imports only ``_checks``; ``models``
+  import layers and caches; ``serving`` imports a model. (:mod:`attn.viz.plot` and
+  :mod:`attn.viz.diagrams` import matplotlib and numpy inside their functions, on
+  purpose: ``import attn`` needs only PyTorch; ``pip install attn[plot]`` adds them.)
 """
-from . import core, diagrams, functional, linear, plot, seq2seq
-from .causal import CausalAttention
-from .cross_attention import CrossAttention
+from . import cache, functional, layers, models, ops, viz
+from .cache.kv_cache import KVCache, kv_cache_bytes
+from .cache.paged_cache import PagedKVCache
 from .data import journey
-from .einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
-from .grouped_query import GroupedQueryAttention, mean_pool_kv_heads
-from .input_block import TransformerInputBlock
-from .kv_cache import KVCache, kv_cache_bytes
-from .latent import MultiHeadLatentAttention, latent_cache_bytes
-from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
-from .paged_cache import PagedKVCache
-from .positional import PositionalEncoding
-from .rope import RotaryEmbedding
-from .self_attention import SelfAttentionV1, SelfAttentionV2
+from .layers.causal import CausalAttention
+from .layers.cross_attention import CrossAttention
+from .layers.einsum import PrepareForMultiHeadAttention, SeqFirstMultiHeadAttention
+from .layers.grouped_query import GroupedQueryAttention, mean_pool_kv_heads
+from .layers.input_block import TransformerInputBlock
+from .layers.latent import MultiHeadLatentAttention, latent_cache_bytes
+from .layers.multihead import MultiHeadAttention, MultiHeadAttentionWrapper
+from .layers.positional import PositionalEncoding
+from .layers.rope import RotaryEmbedding
+from .layers.self_attention import SelfAttentionV1, SelfAttentionV2
+from .models.tiny_lm import TinyLM
 
 __all__ = [
     "functional",
-    "core",
-    "plot",
-    "diagrams",
+    "ops",
+    "layers",
+    "cache",
+    "models",
+    "viz",
     "journey",
     "SelfAttentionV1",
     "SelfAttentionV2",
@@ -105,6 +116,5 @@ __all__ = [
     "MultiHeadLatentAttention",
     "latent_cache_bytes",
     "CrossAttention",
-    "seq2seq",
-    "linear",
+    "TinyLM",
 ]

@@ -233,7 +233,7 @@ def position_ids(name, positions, shape, context_length):
 
 
 def gated_inputs(module, x, keep, x_key=None, x_value=None):
-    """Check the inputs of a layer whose heads can be switched off (``attn.circuits.AttentionLayer``).
+    """Check the inputs of a layer whose heads can be switched off (``attn.models.circuits.AttentionLayer``).
 
     ``x`` ``(B, T, module.d_model)`` with the dtype of the module's parameters, ``keep``
     a floating-point tensor ``(module.num_heads,)``; ``x_key`` and ``x_value`` (optional)
@@ -446,7 +446,7 @@ def cross_inputs(module, x, context, context_padding_mask=None, return_weights=F
 
 
 def linear_inputs(q, k, v, gates, form, chunk_size, initial_state, return_state):
-    """Check the arguments of the linear-attention functions of :mod:`attn.linear` in one call.
+    """Check the arguments of the linear-attention functions of :mod:`attn.ops.linear` in one call.
 
     ``q``, ``k`` ``(B, h, T, d_k)`` and ``v`` ``(B, h, T, d_v)``, floating point, one
     dtype; ``gates`` a dict of the per-token gates (``beta``, ``alpha``), each ``(B, h, T)``

@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 
 from . import _checks
-from .bias import alibi_bias, alibi_slopes, sink_window_mask, sliding_window_mask
-from .tiled import merge_partial_attention, tiled_attention
+from .ops.bias import alibi_bias, alibi_slopes, sink_window_mask, sliding_window_mask
+from .ops.tiled import merge_partial_attention, tiled_attention
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -128,7 +128,7 @@ def split_heads(x, num_heads):
     are kept, so ``(T, h * d_head)`` gives ``(h, T, d_head)``. Column block ``i`` of the
     last axis, ``i * d_head : (i + 1) * d_head``, becomes head ``i``. The inverse is
     :func:`merge_heads`. Every attention layer of the package splits its heads with it
-    (:func:`attn.core.attend`).
+    (:func:`attn.layers.core.attend`).
 
     Args:
         x (torch.Tensor): ``(..., T, d_out)`` with ``d_out`` divisible by ``num_heads``.

@@ -1,6 +1,6 @@
 r"""A small serving engine: continuous batching over paged blocks, prefix caching, speculative decoding.
 
-:class:`Engine` serves many requests to one :class:`attn.tiny_lm.TinyLM` at once, as Orca
+:class:`Engine` serves many requests to one :class:`attn.models.tiny_lm.TinyLM` at once, as Orca
 (Yu et al., 2022) and vLLM (Kwon et al., 2023) do. Each :meth:`Engine.step` is one
 forward pass over the packed new tokens of every running request, prefill chunks and
 decode tokens together (:math:`N` tokens in all), each at its own positions. The keys
@@ -22,8 +22,8 @@ import torch
 
 from . import _checks
 from . import functional as AF
-from .kv_cache import KVCache
-from .tiny_lm import TinyLM
+from .cache.kv_cache import KVCache
+from .models.tiny_lm import TinyLM
 
 __all__ = ["BlockManager", "Engine", "speculative_generate", "static_batching"]
 
@@ -165,7 +165,7 @@ class Engine:
     Every request gets exactly the tokens of ``model.generate(prompt[None], max_new_tokens)``.
 
     Args:
-        model (attn.tiny_lm.TinyLM): the model (any dtype), used in the mode it is in.
+        model (attn.models.tiny_lm.TinyLM): the model (any dtype), used in the mode it is in.
         num_blocks (int): blocks in each layer's pool.
         block_size (int): positions per block, :math:`s`.
         token_budget (int, optional): the most tokens one step packs (vLLM's
@@ -181,7 +181,7 @@ class Engine:
 
     def __init__(self, model, *, num_blocks, block_size, token_budget=None):
         if not isinstance(model, TinyLM):
-            raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
+            raise TypeError(f"model must be an attn.models.tiny_lm.TinyLM, got {type(model).__name__}")
         num_blocks, block_size = _checks.sizes(num_blocks=num_blocks, block_size=block_size)
         self.budget = None if token_budget is None else _checks.positive_int("token_budget", token_budget)
         self.model, self.block_size = model, block_size
@@ -351,8 +351,8 @@ def speculative_generate(target, draft, prompt, max_new_tokens, *, k=4, branches
     Chen et al., 2023; trees: Miao et al., 2024).
 
     Args:
-        target (attn.tiny_lm.TinyLM): the model whose greedy tokens come out.
-        draft (attn.tiny_lm.TinyLM): a smaller model with the same vocabulary.
+        target (attn.models.tiny_lm.TinyLM): the model whose greedy tokens come out.
+        draft (attn.models.tiny_lm.TinyLM): a smaller model with the same vocabulary.
         prompt (torch.Tensor): int64 ``(1, T)``.
         max_new_tokens (int): tokens to generate; ``T + max_new_tokens`` must not exceed
             either model's ``context_length``.
@@ -444,7 +444,7 @@ def _check_speculative(target, draft, prompt, max_new_tokens, k, branches):
     """The checks of :func:`speculative_generate`, in one call."""
     for name, m in (("target", target), ("draft", draft)):
         if not isinstance(m, TinyLM):
-            raise TypeError(f"{name} must be an attn.tiny_lm.TinyLM, got {type(m).__name__}")
+            raise TypeError(f"{name} must be an attn.models.tiny_lm.TinyLM, got {type(m).__name__}")
     if draft.vocab_size != target.vocab_size:
         raise ValueError(f"draft must have the target's vocab_size={target.vocab_size}, got {draft.vocab_size}")
     _checks.positive_int("max_new_tokens", max_new_tokens)

@@ -22,7 +22,7 @@ Both must give the same output (checked).
 
 **Generation** (``generate``):
 
-Setting: ``attn.tiny_lm.TinyLM`` with vocabulary 256, d_model=128, 4 layers, 4 query
+Setting: ``attn.models.tiny_lm.TinyLM`` with vocabulary 256, d_model=128, 4 layers, 4 query
 heads of d_head=32, context_length=512, random weights (the time of a step does not
 depend on training), float32, ``eval()`` mode, under ``torch.no_grad()``; one prompt of
 16 tokens (B=1); ``generate(prompt, 256, use_cache=...)`` appends 256 tokens greedily.
@@ -54,8 +54,8 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 import attn  # noqa: E402
 from attn import kv_cache_bytes  # noqa: E402
-from attn.rope import rotate_half  # noqa: E402
-from attn.tiny_lm import TinyLM  # noqa: E402
+from attn.layers.rope import rotate_half  # noqa: E402
+from attn.models.tiny_lm import TinyLM  # noqa: E402
 
 V, D, LAYERS, HEADS, CONTEXT = 256, 128, 4, 4, 512
 PROMPT, NEW, REPEATS = 16, 256, 5

@@ -21,7 +21,7 @@ import torch
 
 import attn
 import attn.functional as AF
-from attn.plot import heatmap
+from attn.viz.plot import heatmap
 
 tokens, inputs = attn.journey()  # T = 6, inputs: (6, 3)
 z, weights = AF.simplified_self_attention(inputs, return_weights=True)

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import attn
-from attn.plot import heatmap
+from attn.viz.plot import heatmap
 
 tokens, inputs = attn.journey()  # inputs: (6, 3)
 d_in, d_out = 3, 2

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import attn.functional as AF
-from attn.plot import heatmap
+from attn.viz.plot import heatmap
 
 torch.manual_seed(0)
 n = 20_000

@@ -19,7 +19,7 @@ import torch
 
 import attn
 import attn.functional as AF
-from attn.plot import heatmap
+from attn.viz.plot import heatmap
 
 tokens, inputs = attn.journey()  # inputs: (6, 3)
 T = len(tokens)

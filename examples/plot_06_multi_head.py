@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import attn
-from attn.plot import heatmap_grid
+from attn.viz.plot import heatmap_grid
 
 tokens, inputs = attn.journey()  # inputs: (6, 3)
 x = torch.stack((inputs, inputs), dim=0)  # (B, T, d_in) = (2, 6, 3)

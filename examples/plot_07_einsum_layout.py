@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import attn
-from attn.plot import heatmap
+from attn.viz.plot import heatmap
 
 torch.manual_seed(123)
 B, T, d_model, heads = 2, 6, 12, 3

@@ -18,12 +18,12 @@ measures the heads in detail.
 # has no previous token, and at position 1 the previous token is the first token). The
 # readout sees only the attention output, so everything about other positions passes
 # through the two heads. The data, the model and the training loop are those of
-# :ref:`chapter 9 <ch-09>`, from the package's module :mod:`attn.two_relations`.
+# :ref:`chapter 9 <ch-09>`, from the package's module :mod:`attn.models.two_relations`.
 import matplotlib.pyplot as plt
 import torch
 
 import attn
-from attn.two_relations import make_batch, train
+from attn.models.two_relations import make_batch, train
 
 T = 8  # T (ch. 9: T = 10)
 
@@ -33,7 +33,7 @@ T = 8  # T (ch. 9: T = 10)
 # 600 steps of 64 fresh random sequences; the seeds are fixed.
 # Run on its own, outside the book's build, the script trains the model here, on one
 # thread: a minute or two.
-model, losses = train(T=T, steps=600, seed=0)  # attn.two_relations.TwoRelationNet
+model, losses = train(T=T, steps=600, seed=0)  # attn.models.two_relations.TwoRelationNet
 print(f"{losses[-1]=:.2e}")  # losses[-1]: step 600
 
 # %%
@@ -58,6 +58,6 @@ print("k=t:  ", att[:, :, t, t].mean(dim=(0, 2)))
 # its position as a subscript. One head fills the first column (the first token), the
 # other the diagonal just below the main one (the previous token).
 labels = [f"${tok}_{{{i}}}$" for i, tok in enumerate(x_test[0].tolist())]
-fig = attn.plot.heatmap_grid(att[0], labels, ncols=2)
+fig = attn.viz.plot.heatmap_grid(att[0], labels, ncols=2)
 # sphinx_gallery_alt = "Two causal heatmaps, one per head of the trained model, queries down and keys across, each labelled with a token and its position. One head fills the first column; the other the cells just left of the diagonal."
 plt.show()

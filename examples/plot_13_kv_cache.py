@@ -2,7 +2,7 @@
 Time per token, with and without a KV cache
 ===========================================
 
-A small causal language model, :class:`attn.tiny_lm.TinyLM`, writes tokens greedily, once
+A small causal language model, :class:`attn.models.tiny_lm.TinyLM`, writes tokens greedily, once
 sending the whole sequence through the model at every step and once keeping the keys and
 values of earlier positions in one :class:`attn.KVCache` per layer. The tokens are the
 same; the time of a step grows with the position without the cache and far more slowly
@@ -20,7 +20,7 @@ import time
 import matplotlib.pyplot as plt
 import torch
 
-from attn.tiny_lm import TinyLM, step_times
+from attn.models.tiny_lm import TinyLM, step_times
 
 torch.set_num_threads(1)
 torch.manual_seed(0)
@@ -41,7 +41,7 @@ assert torch.equal(a, b)
 # %%
 # A clock around each step
 # ------------------------
-# :func:`attn.tiny_lm.step_times` runs the loop of ``generate`` with a clock around each
+# :func:`attn.models.tiny_lm.step_times` runs the loop of ``generate`` with a clock around each
 # step; each step is run five times and the median kept. The clock is the CPU time of the
 # thread that runs the model (PyTorch on one thread), which leaves out other programs.
 # Step :math:`t` writes the token at position :math:`t`. The ``assert`` lines stop the

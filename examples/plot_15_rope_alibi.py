@@ -21,7 +21,7 @@ import torch
 
 import attn
 import attn.functional as AF
-from attn.plot import heatmap
+from attn.viz.plot import heatmap
 
 torch.manual_seed(0)
 d, T = 64, 64

@@ -2,7 +2,7 @@
 Cross-attention aligns a rewritten date
 =======================================
 
-A tiny encoder–decoder (:mod:`attn.seq2seq`) learns to rewrite a date written
+A tiny encoder–decoder (:mod:`attn.models.seq2seq`) learns to rewrite a date written
 ``DD/MM/YYYY`` as ``YYYY-MM-DD``. Its decoder reads the encoder's output through
 :class:`attn.CrossAttention`: the queries come from the date being written, the keys and
 values from the date being read. After training, each output digit looks at the source
@@ -19,8 +19,8 @@ seed and measures the alignment on 1000 test dates.
 import matplotlib.pyplot as plt
 import torch
 
-from attn import seq2seq
-from attn.plot import heatmap
+from attn.models import seq2seq
+from attn.viz.plot import heatmap
 
 torch.manual_seed(0)
 model = seq2seq.Seq2Seq(d_model=32, num_heads=1)

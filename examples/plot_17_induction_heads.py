@@ -2,7 +2,7 @@
 An induction head forms
 =======================
 
-A two-layer attention-only model (:class:`attn.circuits.AttentionOnly`) learns to copy
+A two-layer attention-only model (:class:`attn.models.circuits.AttentionOnly`) learns to copy
 sequences of random tokens that repeat. The loss on the repeated tokens falls in two
 stages: slowly while the model learns to favour tokens it has already seen, then
 steeply while a previous-token head in layer 0 and an induction head in layer 1 form;
@@ -24,8 +24,8 @@ import matplotlib.pyplot as plt
 import torch
 
 import attn.functional as AF
-from attn.circuits import AttentionOnly, repeated_tokens, train_induction
-from attn.plot import heatmap_grid
+from attn.models.circuits import AttentionOnly, repeated_tokens, train_induction
+from attn.viz.plot import heatmap_grid
 
 V, half = 64, 12
 model = AttentionOnly(V, 2 * half)

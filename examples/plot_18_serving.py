@@ -2,7 +2,7 @@
 Prefill, decode and a paged cache
 =================================
 
-A small causal language model, :class:`attn.tiny_lm.TinyLM`, reads a prompt of 128
+A small causal language model, :class:`attn.models.tiny_lm.TinyLM`, reads a prompt of 128
 tokens once in one pass (prefill) and once one token per pass with a KV cache (decode):
 the time per token, in thread CPU time, is far larger in decode. Then a layer decodes
 with a :class:`attn.PagedKVCache`, a cache stored in blocks, and gives the same outputs
@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import attn
-from attn.tiny_lm import TinyLM
+from attn.models.tiny_lm import TinyLM
 
 torch.set_num_threads(1)
 torch.manual_seed(0)

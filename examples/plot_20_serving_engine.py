@@ -3,7 +3,7 @@ A small serving engine
 ======================
 
 :class:`attn.serving.Engine` serves twelve requests to a small causal language model,
-:class:`attn.tiny_lm.TinyLM`, one forward pass per step over the new tokens of every
+:class:`attn.models.tiny_lm.TinyLM`, one forward pass per step over the new tokens of every
 running request, their keys and values in the blocks of one pool. Each request's tokens
 are those of greedy decoding. Then :func:`attn.serving.speculative_generate` writes the
 same tokens with a draft model guessing chains and trees. Companion of :ref:`chapter 20 <ch-20>`.
@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from attn.serving import Engine, speculative_generate, static_batching
-from attn.tiny_lm import TinyLM
+from attn.models.tiny_lm import TinyLM
 
 torch.set_num_threads(1)
 torch.manual_seed(0)

@@ -2,7 +2,7 @@
 Linear attention: one recurrence, three forms, a state of fixed size
 ====================================================================
 
-The gated delta rule of :mod:`attn.linear` computed as a loop over tokens, as one masked
+The gated delta rule of :mod:`attn.ops.linear` computed as a loop over tokens, as one masked
 product and in chunks gives the same outputs; the mask of the parallel form is the causal
 mask weighted by the decay of the gate; and the state a layer keeps has a fixed size,
 where a KV cache grows with every token. Companion of :ref:`chapter 21 <ch-21>`.
@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 import attn
-from attn.linear import gated_delta_rule
+from attn.ops.linear import gated_delta_rule
 
 torch.manual_seed(0)
 B, h, T, d_k, d_v = 1, 2, 100, 8, 8

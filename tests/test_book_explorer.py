@@ -8,7 +8,7 @@ import torch
 from book_outputs import ExplorerRenderer, attention_explorer, patch_myst_nb
 from myst_nb.core.render import MimeData, get_mime_priority, load_mime_renders
 
-from attn.plot import EXPLORER_MIME, explore
+from attn.viz.plot import EXPLORER_MIME, explore
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -19,49 +19,13 @@ import difflib
 import os
 from dataclasses import dataclass
 
-from . import _compare
+from . import _compare, chapters  # noqa: F401 (importing the chapter modules registers their exercises)
 from ._messages import LANGUAGES, msg
+from ._registry import _REGISTRY, Exercise
 
 __all__ = ["Exercise", "Verdict", "catalog", "check", "get_language", "set_language"]
 
 _language = None
-
-
-@dataclass(frozen=True)
-class Exercise:
-    """One exercise: what to write or fix, a stub to start from and a correct solution.
-
-    Attributes:
-        id (str): ``"chNN.name"``; ``name`` is the function the reader writes.
-        chapter (int): the chapter whose Exercises section holds it.
-        kind (str): ``"write"`` or ``"bug_hunt"``.
-        title (str): the English title (:attr:`titles` has both languages).
-        titles (dict): ``{"en": ..., "es": ...}``.
-        source (str or None): for a bug hunt, the URL of the issue or pull request that
-            reported the bug; else ``None``.
-        stub (callable): the function the reader starts from (fails its check).
-        solution (callable): a correct function (passes its check).
-        cases (callable): ``cases() -> list`` of :class:`attn.exercises._compare.Case`.
-        arg_names (tuple): the names of the function's arguments, in order.
-    """
-
-    id: str
-    chapter: int
-    kind: str
-    titles: dict
-    source: object
-    stub: object
-    solution: object
-    cases: object
-    arg_names: tuple
-
-    @property
-    def title(self):
-        return self.titles["en"]
-
-    @property
-    def name(self):
-        return self.id.split(".", 1)[1]
 
 
 @dataclass(frozen=True)
@@ -79,16 +43,6 @@ class Verdict:
 
     def __str__(self):
         return self.message
-
-
-_REGISTRY = {}
-
-
-def _register(ex):
-    if ex.id in _REGISTRY:
-        raise RuntimeError(f"exercise {ex.id} registered twice")
-    _REGISTRY[ex.id] = ex
-    return ex
 
 
 def _load():
@@ -178,6 +132,3 @@ def check(exercise_id, candidate, *, lang=None, quiet=False):
         print(text)
     return Verdict(ex.id, fail is None, text, n, i)
 
-
-# Last, once Exercise and _register exist: importing the chapter modules registers them.
-from . import chapters  # noqa: E402,F401

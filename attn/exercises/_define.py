@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from . import Exercise, _register
+from ._registry import Exercise, _register
 from ._messages import TITLES
 
 

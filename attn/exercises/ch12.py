@@ -5,7 +5,7 @@ import torch
 
 from ._compare import Case, Text, close, randn
 from ._define import exercise
-from ..tiled import merge_partial_attention
+from ..ops.tiled import merge_partial_attention
 
 
 def _with_lse(q, k, v):

@@ -6,7 +6,7 @@ import torch
 from ._compare import Case, Text, close, randn, scalar
 from ._define import exercise
 from .. import functional as AF
-from ..kv_cache import kv_cache_bytes as _kv_cache_bytes
+from ..cache.kv_cache import kv_cache_bytes as _kv_cache_bytes
 
 
 def _decode_ref(q, k, v):

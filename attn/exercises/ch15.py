@@ -5,7 +5,7 @@ import torch
 
 from ._compare import Case, Text, close, equal, mask, randn
 from ._define import exercise
-from .. import bias
+from ..ops import bias
 
 
 def _rope_ref(x, positions, base=10000.0):

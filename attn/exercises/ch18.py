@@ -3,7 +3,7 @@ import torch
 
 from ._compare import Case, Text, equal, ints, mask
 from ._define import exercise
-from .. import bias
+from ..ops import bias
 
 
 def _pos_ref(m):

@@ -3,7 +3,7 @@ import math
 
 from ._compare import Case, close, randn, scalar
 from ._define import exercise
-from ..latent import latent_cache_bytes as _latent_cache_bytes
+from ..layers.latent import latent_cache_bytes as _latent_cache_bytes
 
 
 def _absorbed_ref(q, c, W_uk):

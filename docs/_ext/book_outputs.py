@@ -2,7 +2,7 @@
 
 myst-nb's ``coalesce_streams`` (``nb_merge_streams``) ends every chunk with a line break, and a kernel
 may send one ``print`` in several chunks: this joins each stream's chunks as they came first.
-``attn.plot.explore(...)`` outputs the explorer's data and a PNG: the HTML builders draw the data (issue
+``attn.viz.plot.explore(...)`` outputs the explorer's data and a PNG: the HTML builders draw the data (issue
 20), the others keep the PNG.  myst-nb reads renderers from installed packages' entry points: this adds one.
 """
 
@@ -10,7 +10,7 @@ import json
 
 import myst_nb
 import myst_nb.core.render
-from attn.plot import EXPLORER_MIME, _explorer_cells, _explorer_number
+from attn.viz.plot import EXPLORER_MIME, _explorer_cells, _explorer_number
 from babel.numbers import get_decimal_symbol
 from docutils import nodes
 from myst_nb.core.utils import coalesce_streams as myst_nb_coalesce_streams
@@ -45,7 +45,7 @@ def coalesce_streams(outputs):
 
 
 class attention_explorer(nodes.General, nodes.Element):  # noqa: N801 (docutils names nodes in lower case)
-    """One explorer; ``node["data"]`` is its JSON text (``attn.plot.explore``)."""
+    """One explorer; ``node["data"]`` is its JSON text (``attn.viz.plot.explore``)."""
 
 
 class ExplorerRenderer:

@@ -1,7 +1,7 @@
 /* Attention explorers: the interactive heatmaps of the book's pages.
  *
  * docs/_ext/book_outputs.py writes each one (docs/_templates/attention-explorer.html)
- * with its data inline as JSON, from attn.plot.explore: the tokens, the leading axes
+ * with its data inline as JSON, from attn.viz.plot.explore: the tokens, the leading axes
  * (layer, head), one or two views (the weights, the scores), each a flat list of
  * integers (value * 10^digits, null where masked) and the ends of its colour scale,
  * and the colour map's stops; and with a plain table of the first panel, which readers
@@ -20,7 +20,7 @@
   const rgb = (hex) => [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16));
 
   // Black or white text, whichever contrasts more with the cell (WCAG 2.1), as
-  // attn.plot._text_color writes the numbers of the static heatmaps.
+  // attn.viz.plot._text_color writes the numbers of the static heatmaps.
   function ink(colour) {
     const [r, g, b] = colour.map((c) => {
       const s = c / 255;
@@ -31,7 +31,7 @@
   }
 
   // The colour of t in [0, 1]: linear between the colour map's stops, as matplotlib's
-  // (and attn.plot._explorer_cells, which colours the table written at build time).
+  // (and attn.viz.plot._explorer_cells, which colours the table written at build time).
   function shade(stops, t) {
     const x = Math.min(Math.max(t, 0), 1) * (stops.length - 1);
     const k = Math.min(Math.floor(x), stops.length - 2);

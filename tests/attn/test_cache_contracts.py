@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from torch.testing import assert_close
 
 import attn
-from attn.tiny_lm import TinyLM
+from attn.models.tiny_lm import TinyLM
 from tests.helpers.caches import ListCache
 
 TOL = {torch.float32: dict(atol=1e-5, rtol=1e-4), torch.float64: dict(atol=1e-10, rtol=1e-8)}

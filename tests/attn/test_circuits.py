@@ -1,4 +1,4 @@
-"""attn.functional's circuit scores and attn.circuits, the attention-only model.
+"""attn.functional's circuit scores and attn.models.circuits, the attention-only model.
 
 Tolerances: scores of hand-built float64 patterns atol=1e-12, rtol=0; the model's
 layers against torch.nn.functional.scaled_dot_product_attention float64 atol=1e-12,
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 import attn.functional as AF
-from attn.circuits import AttentionOnly, copy_accuracy, repeated_tokens, train_induction
+from attn.models.circuits import AttentionOnly, copy_accuracy, repeated_tokens, train_induction
 
 EXACT = dict(atol=1e-12, rtol=0.0)
 

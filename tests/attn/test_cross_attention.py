@@ -8,7 +8,7 @@ import torch
 from torch.testing import assert_close
 
 import attn
-from attn import seq2seq as S
+from attn.models import seq2seq as S
 
 TOL = {torch.float64: dict(atol=1e-10, rtol=1e-8), torch.float32: dict(atol=1e-5, rtol=1e-4)}
 
@@ -112,7 +112,7 @@ def test_bad_forward_inputs(call, exc, words):
         call(attn.CrossAttention(8, 6, 8, 2))
 
 
-# The encoder–decoder of attn.seq2seq
+# The encoder–decoder of attn.models.seq2seq
 
 
 def test_date_batch_rewrites_dates_and_alignment_points_at_the_copied_digit():

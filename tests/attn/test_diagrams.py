@@ -1,4 +1,4 @@
-"""attn.diagrams: every drawing runs, writes the shapes it was given, and refuses bad input."""
+"""attn.viz.diagrams: every drawing runs, writes the shapes it was given, and refuses bad input."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -8,7 +8,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import attn.functional as AF  # noqa: E402
-from attn import diagrams  # noqa: E402
+from attn.viz import diagrams  # noqa: E402
 
 
 def texts(fig):

@@ -542,8 +542,8 @@ def test_the_references_agree_with_independent_formulas():
     # The grader's references: chapter 8's table is the package's sinusoidal table, and
     # chapter 12's merge of two partial attentions is attention over all the keys.
     from attn.exercises import ch08, ch12
-    from attn.positional import sinusoidal_table
-    from attn.tiled import merge_partial_attention
+    from attn.layers.positional import sinusoidal_table
+    from attn.ops.tiled import merge_partial_attention
 
     torch.testing.assert_close(ch08._sin_ref(7, 6).float(), sinusoidal_table(7, 6), atol=1e-6, rtol=0)
     g = torch.Generator().manual_seed(0)

@@ -1,4 +1,4 @@
-"""attn.plot.explore: the explorer's numbers are the tensor's, its picture is the heatmap's."""
+"""attn.viz.plot.explore: the explorer's numbers are the tensor's, its picture is the heatmap's."""
 
 import base64
 import io
@@ -16,7 +16,7 @@ import torch  # noqa: E402
 
 import attn  # noqa: E402
 import attn.functional as AF  # noqa: E402
-from attn.plot import EXPLORER_MIME, explore, heatmap, heatmap_grid  # noqa: E402
+from attn.viz.plot import EXPLORER_MIME, explore, heatmap, heatmap_grid  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -151,7 +151,7 @@ def test_the_cells_written_before_the_script_are_in_the_heatmaps_colours():
     # The table a web page shows without JavaScript (docs/_ext/book_outputs.py): the
     # ends of the scale take the colour map's end stops, a value half-way between two
     # stops their mean, black text on light cells and white on dark ones, nothing masked.
-    from attn.plot import _explorer_cells, _explorer_number
+    from attn.viz.plot import _explorer_cells, _explorer_number
 
     tokens, scores, weights = journey()
     mask = AF.causal_mask(6)

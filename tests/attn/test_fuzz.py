@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import attn
-import attn.circuits
+import attn.models.circuits
 import attn.functional as AF
-import attn.two_relations
-from attn.tiny_lm import TinyLM
+import attn.models.two_relations
+from attn.models.tiny_lm import TinyLM
 
 FUNCTIONS = [
     AF.alibi_bias, AF.alibi_slopes, AF.attention_weights, AF.causal_mask, AF.masked_softmax,
@@ -37,8 +37,8 @@ MODULES = [
     attn.MultiHeadAttention, attn.SeqFirstMultiHeadAttention, attn.PositionalEncoding,
     attn.TransformerInputBlock, attn.RotaryEmbedding, attn.GroupedQueryAttention,
     attn.MultiHeadLatentAttention, attn.PrepareForMultiHeadAttention, attn.CrossAttention,
-    attn.seq2seq.Seq2Seq, attn.circuits.AttentionOnly, attn.circuits.AttentionLayer, TinyLM,
-    attn.two_relations.TwoRelationNet, attn.KVCache, attn.PagedKVCache,
+    attn.models.seq2seq.Seq2Seq, attn.models.circuits.AttentionOnly, attn.models.circuits.AttentionLayer, TinyLM,
+    attn.models.two_relations.TwoRelationNet, attn.KVCache, attn.PagedKVCache,
 ]
 METHOD = {attn.KVCache: "update", attn.PagedKVCache: "update"}  # what a cache has instead of forward
 SIZES = {"d_in": 2, "d_out": 2, "d_model": 2, "d": 2, "context_length": 3, "max_len": 3,

@@ -117,7 +117,7 @@ def test_kv_cache_update_errors_leave_it_unchanged():
 @pytest.mark.parametrize("num_kv_heads", [4, 2, 1])
 def test_kv_cache_bytes_is_what_a_models_caches_hold(dtype, num_kv_heads):
     """The formula = the sum of KVCache.nbytes over the layers, after a prompt and one step."""
-    from attn.tiny_lm import TinyLM
+    from attn.models.tiny_lm import TinyLM
 
     torch.manual_seed(0)
     model = TinyLM(11, 16, d_model=16, num_layers=3, num_heads=4, num_kv_heads=num_kv_heads).to(dtype)

@@ -1,4 +1,4 @@
-"""``attn.linear``: the parallel, recurrent and chunked forms of three recurrences agree.
+"""``attn.ops.linear``: the parallel, recurrent and chunked forms of three recurrences agree.
 
 The recurrent loop is the reference (it is the definition). Tolerances
 (torch.testing.assert_close): float64 atol=1e-10, rtol=1e-10; float32 atol=1e-5,
@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from attn.linear import delta_rule, gated_delta_rule, linear_attention
+from attn.ops.linear import delta_rule, gated_delta_rule, linear_attention
 
 TOL = {torch.float64: dict(atol=1e-10, rtol=1e-10), torch.float32: dict(atol=1e-5, rtol=1e-5)}
 FORMS = ["parallel", "recurrent", "chunked"]

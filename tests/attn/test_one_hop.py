@@ -22,7 +22,7 @@ from torch.testing import assert_close
 
 import attn
 import attn.functional as AF
-from attn.tiny_lm import TinyLM
+from attn.models.tiny_lm import TinyLM
 from tests.helpers.caches import ListCache
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -30,33 +30,73 @@ PACKAGE = ROOT / "attn"
 TOL = dict(atol=1e-10, rtol=1e-8)
 
 
-def _sibling_imports(path):
-    """``(module-level siblings, function-level siblings)`` that ``path`` imports."""
+# The floors of the package (attn/__init__.py): a module imports only modules of its own
+# folder or of a lower floor.
+FLOORS = {"_checks": 0, "data": 0, "ops": 1, "viz": 1, "functional": 2, "layers": 3, "cache": 3, "measure": 3,
+          "models": 4, "serving": 5, "exercises": 6, "": 7}
+
+
+def _exists(parts):
+    where = PACKAGE.joinpath(*parts)
+    return bool(parts) and (where.with_suffix(".py").is_file() or (where / "__init__.py").is_file())
+
+
+def _name(path):
+    """``attn/layers/core.py`` -> ``"layers.core"``; a folder's ``__init__.py`` -> the folder."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_imports(path):
+    """``(module-level, function-level)`` modules of the package that ``path`` imports, dotted below ``attn``."""
+    here = _name(path).split(".") if _name(path) else []
+    folder = here if path.name == "__init__.py" else here[:-1]
     top, inner = set(), []
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:  # from . import x / from .x import y
-            names = [node.module] if node.module else [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attn"):
-            names = [node.module.split(".")[1]] if "." in node.module else [a.name for a in node.names]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level:  # from . import x / from ..x import y
+            base = folder[:len(folder) - node.level + 1] + (node.module.split(".") if node.module else [])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "attn":
+            base = node.module.split(".")[1:]
         elif isinstance(node, ast.Import):
-            names = [a.name.split(".")[1] for a in node.names if a.name.startswith("attn.")]
+            found = [a.name.split(".")[1:] for a in node.names if a.name.startswith("attn.")]
+            (top if node.col_offset == 0 else inner).update(".".join(f) for f in found if _exists(f)) \
+                if node.col_offset == 0 else inner.extend(".".join(f) for f in found if _exists(f))
+            continue
         else:
             continue
-        names = [n.split(".")[0] for n in names if (PACKAGE / f"{n.split('.')[0]}.py").exists()]
-        (top.update(names) if node.col_offset == 0 else inner.extend(names))
+        found = {".".join(base + [a.name] if _exists(base + [a.name]) else base) for a in node.names}
+        found = {f for f in found if f and _exists(f.split("."))}
+        (top.update(found) if node.col_offset == 0 else inner.extend(sorted(found)))
     return top, inner
 
 
-def test_no_import_inside_a_function_and_no_import_circle():
+def _graph():
     graph, inner = {}, {}
-    for path in sorted(PACKAGE.glob("*.py")):
-        graph[path.stem], found = _sibling_imports(path)
+    for path in sorted(PACKAGE.rglob("*.py")):
+        graph[_name(path)], found = _package_imports(path)
         if found:
-            inner[path.stem] = found
-    assert not inner, f"imports of sibling modules inside functions (a hidden circle): {inner}"
-    assert {"functional", "kv_cache", "multihead", "grouped_query"} <= graph.keys()
+            inner[_name(path)] = found
+    return graph, inner
+
+
+def test_no_import_inside_a_function_and_no_import_circle():
+    graph, inner = _graph()
+    assert not inner, f"imports of the package's modules inside functions (a hidden circle): {inner}"
+    assert {"functional", "cache.kv_cache", "layers.multihead", "layers.grouped_query"} <= graph.keys()
     assert _circle(graph) is None, f"import circle: {' -> '.join(_circle(graph))}"
+
+
+def _upward(graph):
+    """The imports that go up a floor or sideways between folders, as ``(importer, imported)``."""
+    floor = {m: FLOORS.get(m.split(".")[0]) for m in graph}
+    unknown = sorted(m for m, f in floor.items() if f is None)
+    assert not unknown, f"modules on no floor (add their folder to FLOORS): {unknown}"
+    return sorted((a, b) for a, deps in graph.items() for b in deps
+                  if a.split(".")[0] != b.split(".")[0] and floor[b] >= floor[a] and a)
+
+
+def test_every_module_imports_only_lower_floors():
+    assert not _upward(_graph()[0]), "imports against the floors of attn/__init__.py"
 
 
 def _circle(graph):
@@ -85,16 +125,22 @@ def _circle(graph):
 
 
 def test_the_import_checks_find_what_they_look_for(tmp_path, monkeypatch):
-    """Not vacuous: a function-level import of a sibling is found, and so is a circle."""
+    """Not vacuous: a function-level import is found, so are a circle and an import against the floors."""
     monkeypatch.setattr(f"{__name__}.PACKAGE", tmp_path)
-    (tmp_path / "a.py").write_text("from . import b\nfrom .c import f\n")
-    (tmp_path / "b.py").write_text("import torch\n\n\ndef f():\n    from .a import g\n")
-    (tmp_path / "c.py").write_text("import attn.b\n")
-    assert _sibling_imports(tmp_path / "a.py") == ({"b", "c"}, [])
-    assert _sibling_imports(tmp_path / "b.py") == (set(), ["a"])
-    assert _sibling_imports(tmp_path / "c.py") == ({"b"}, [])
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "__init__.py").write_text("from . import b\n")
+    (tmp_path / "a.py").write_text("from .ops import b\nfrom .c import f\n")
+    (tmp_path / "ops" / "b.py").write_text("import torch\n\n\ndef f():\n    from ..a import g\n")
+    (tmp_path / "c.py").write_text("import attn.ops.b\nfrom .. import nothing\n")
+    (tmp_path / "functional.py").write_text("from .ops import b\n")
+    assert _package_imports(tmp_path / "a.py") == ({"ops.b", "c"}, [])
+    assert _package_imports(tmp_path / "ops" / "b.py") == (set(), ["a"])
+    assert _package_imports(tmp_path / "ops" / "__init__.py") == ({"ops.b"}, [])
+    assert _package_imports(tmp_path / "c.py") == ({"ops.b"}, [])
     assert _circle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
     assert _circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _upward({"functional": {"ops.b"}, "ops.b": set()}) == []
+    assert _upward({"functional": set(), "ops.b": {"functional"}}) == [("ops.b", "functional")]
 
 
 class _Spy:
@@ -319,7 +365,7 @@ def test_no_host_sync_in_a_left_padded_step(monkeypatch):
     # The loop of generate(key_padding_mask=...): positions from the mask, the mask of the new
     # tokens, one model call; none of it waits for the device.
     from attn import _checks
-    from attn.tiny_lm import _left_padded
+    from attn.models.tiny_lm import _left_padded
 
     torch.manual_seed(0)
     model = TinyLM(16, 32, d_model=16, num_layers=2, num_heads=4, num_kv_heads=2).eval()
@@ -369,7 +415,7 @@ def test_hooks_fire_on_every_block_and_attention_layer(padded, use_cache):
 
 
 def test_hooks_fire_on_the_layers_of_the_encoder_decoder():
-    from attn import seq2seq
+    from attn.models import seq2seq
 
     torch.manual_seed(0)
     model = seq2seq.Seq2Seq(d_model=16, num_heads=2).eval()

@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 
-from attn.plot import heatmap  # noqa: E402
+from attn.viz.plot import heatmap  # noqa: E402
 
 
 def luminance(rgba):

@@ -1,4 +1,4 @@
-"""``attn.recall``: the MQAR task and the small models of chapter 21's recall experiment.
+"""``attn.models.recall``: the MQAR task and the small models of chapter 21's recall experiment.
 
 What the trained models reach is asserted on chapter 21's page (it trains them at build
 time); here, the task's sequences, the models' shapes and arguments.
@@ -6,7 +6,7 @@ time); here, the task's sequences, the models' shapes and arguments.
 import pytest
 import torch
 
-from attn.recall import Mixer, RecallModel, mqar, train_recall
+from attn.models.recall import Mixer, RecallModel, mqar, train_recall
 
 
 def test_mqar_asks_for_the_value_that_followed_each_key():

@@ -17,7 +17,7 @@ import attn
 import attn._checks as C
 import attn.functional as AF
 from attn.serving import BlockManager, Engine, speculative_generate, static_batching
-from attn.tiny_lm import TinyLM
+from attn.models.tiny_lm import TinyLM
 
 DTYPES = [torch.float64, torch.float32]
 V = 13

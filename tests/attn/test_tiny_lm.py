@@ -1,11 +1,11 @@
-"""attn.tiny_lm: the small causal language model, its cache-based generation and training.
+"""attn.models.tiny_lm: the small causal language model, its cache-based generation and training.
 
 Tolerance for logits compared between paths: float64 atol=1e-10, rtol=1e-8.
 """
 import pytest
 import torch
 
-from attn.tiny_lm import TinyLM, evaluate, pattern_batch, step_times, train
+from attn.models.tiny_lm import TinyLM, evaluate, pattern_batch, step_times, train
 
 TOL64 = dict(atol=1e-10, rtol=1e-8)
 
@@ -90,7 +90,7 @@ def test_step_times_times_every_step_of_generate(use_cache):
 
 def test_step_times_errors():
     m, prompt = _model(), torch.zeros(1, 3, dtype=torch.long)
-    with pytest.raises(TypeError, match="model must be an attn.tiny_lm.TinyLM"):
+    with pytest.raises(TypeError, match="model must be an attn.models.tiny_lm.TinyLM"):
         step_times(torch.nn.Linear(2, 2), prompt, 4)
     with pytest.raises(ValueError, match="repeats must be a positive int, got 0"):
         step_times(m, prompt, 4, repeats=0)

@@ -1,4 +1,4 @@
-"""attn.tiny_lm for serving: left-padded batches with position ids, attention weights,
+"""attn.models.tiny_lm for serving: left-padded batches with position ids, attention weights,
 and StreamingLLM's eviction (sinks + window).
 
 Tolerances: logits of the same computation in float64, atol=1e-10, rtol=1e-8; where
@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 import attn
-from attn.tiny_lm import TinyLM, streaming_loss
+from attn.models.tiny_lm import TinyLM, streaming_loss
 
 TOL64 = dict(atol=1e-10, rtol=1e-8)
 TABLES = dict(atol=1e-6, rtol=1e-6)

@@ -1,4 +1,4 @@
-"""attn.two_relations: the task, model and training loop of chapter 9 and plot_09.
+"""attn.models.two_relations: the task, model and training loop of chapter 9 and plot_09.
 
 Tolerances: float32, atol=1e-6, rtol=1e-5 between two evaluations of the same float32
 arithmetic in different orders (fast and explicit attention paths); exact (0) for
@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from attn import MultiHeadAttention, PositionalEncoding
-from attn.two_relations import TwoRelationNet, make_batch, train
+from attn.models.two_relations import TwoRelationNet, make_batch, train
 
 F32 = dict(atol=1e-6, rtol=1e-5)
 EXACT = dict(atol=0, rtol=0)

@@ -231,7 +231,7 @@ def test_tokens_must_be_integer_ids_in_range():
 
 
 def test_heatmap_checks():
-    plot = pytest.importorskip("attn.plot")
+    plot = pytest.importorskip("attn.viz.plot")
     with pytest.raises(ValueError, match=r"weights must have shape \(T_q, T_k\)"):
         plot.heatmap(torch.ones(2, 2, 2))
     with pytest.raises(ValueError, match=r"x_labels must have 3 entries, got 2"):
@@ -261,8 +261,8 @@ def test_heatmap_checks():
 
 def test_no_bare_assert_in_the_package():
     found = []
-    for path in sorted((ROOT / "attn").glob("*.py")):
+    for path in sorted((ROOT / "attn").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Assert):
-                found.append(f"{path.name}:{node.lineno}")
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found, f"assert statements in attn/: {found}"

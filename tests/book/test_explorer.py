@@ -1,6 +1,6 @@
 """The attention explorers (issue 20) in Chromium, offline, in both languages.
 
-A cell that ends with ``attn.plot.explore(...)`` shows an explorer on the web page
+A cell that ends with ``attn.viz.plot.explore(...)`` shows an explorer on the web page
 (``docs/_ext/book_outputs.py``, ``_static/explorer.js``).  Its contract, which these
 tests check on every explorer of the book:
 

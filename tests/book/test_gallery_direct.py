@@ -7,7 +7,7 @@ equals the text outputs of its page, as sphinx-gallery stored them in
 aside). ``ATTN_WEIGHTS_DIR`` is the build's, ``_build/weights``, so the scripts of chapters 16
 and 17 load the weights the build saved instead of training again (a minute or two each): this
 checks what the scripts print. The script of chapter 9 trains here as a reader's does; its
-training runs on one thread whatever the number of cores (``attn._trained.one_thread``), which is
+training runs on one thread whatever the number of cores (``attn.models.train.one_thread``), which is
 what gives it the page's losses. A timing (a line with a time unit: ``ms``, ``s``) differs from
 run to run: its numbers are compared as ``#``, the script's own ``assert`` lines check its claims.
 """

@@ -266,7 +266,7 @@ def test_every_downloaded_notebook_runs_outside_the_repository(site_dir, tmp_pat
     assert nb.metadata == en.metadata, f"{chapter}: the notebooks' metadata differ"
     built = [notebook_outputs(c) for c in code_cells(nb)]
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site-packages"))
-    # The weights the build trained (chapters 16 and 17; attn/_trained.py): loaded, not
+    # The weights the build trained (chapters 16 and 17; attn/models/train.py): loaded, not
     # trained again, as tests/book/test_gallery_direct.py does; what runs is the same code.
     monkeypatch.setenv("ATTN_WEIGHTS_DIR", str(ROOT / "_build" / "weights"))
     (tmp_path / "site-packages").mkdir()

@@ -82,7 +82,7 @@ Do {term}`this`.
 Done.
 ```
 
-```{literalinclude} ../../attn/causal.py
+```{literalinclude} ../../attn/layers/causal.py
 :pyobject: CausalAttention
 :language: python
 ```

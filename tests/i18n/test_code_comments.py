@@ -417,7 +417,7 @@ def label_words(text, names):
 
     A word counts if it has three letters or more (``slope``, ``theta``) or is a short
     function word (``vs``, ``of``); it passes if it is one of ``names`` (the names of
-    the code that prints it: ``{loss=:.3f}``, ``ms(read)``, ``attn.rope``) or in
+    the code that prints it: ``{loss=:.3f}``, ``ms(read)``, ``attn.layers.rope``) or in
     ``LABEL_WORDS``.  An identifier that is no name passes if each of its words does
     (``ms_decode``); capitalised words are names and acronyms (``RoPE``, ``MHA``, ``Var``).
     """
@@ -459,7 +459,7 @@ def test_printed_labels_are_not_english_words():
         ('print(f"{p:9} {unit:>3}  a={a:.2f}")', []),
         ('print(f"{loss=:.3f}")', []),
         ('print(f"{t_read:.3f} ms(read)")', []),
-        ('import attn\nprint("attn.rope:", attn.rope)', []),
+        ('import attn\nprint("attn.layers.rope:", attn.layers.rope)', []),
         ('print(f"{n / 2**20:.1f} MiB, {b} bytes/token, {t} ms/token, float32, max |{x} - {y}| = -inf")', []),
     ],
 )

@@ -9,7 +9,7 @@ import re
 
 import torch
 
-from . import _checks
+from .. import _checks
 
 __all__ = ["heatmap", "heatmap_grid", "explore", "Explorer", "EXPLORER_MIME"]
 

@@ -6,7 +6,7 @@ r"""The input block of a Transformer encoder: embedding, positional encoding, at
 """
 import torch.nn as nn
 
-from . import _checks
+from .. import _checks
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 

@@ -10,7 +10,7 @@ import math
 import torch
 import torch.nn as nn
 
-from . import _checks
+from .. import _checks
 
 __all__ = ["PositionalEncoding", "sinusoidal_table"]
 

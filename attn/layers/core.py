@@ -19,7 +19,7 @@ the cache; the causal mask of the new tokens is built (:func:`bottom_right_mask`
 the heads (:func:`merge_heads`) and applies ``m.out_proj``.
 
 :class:`attn.MultiHeadAttention`, :class:`attn.GroupedQueryAttention` and
-:class:`attn.CrossAttention` call :func:`attend`; :class:`attn.circuits.AttentionLayer`
+:class:`attn.CrossAttention` call :func:`attend`; :class:`attn.models.circuits.AttentionLayer`
 (which switches heads off) and :class:`attn.MultiHeadLatentAttention` (which
 decompresses its keys and values) use its pieces. The book's
 step-by-step classes (``SelfAttentionV1`` to ``MultiHeadAttentionWrapper``) keep their own
@@ -30,7 +30,7 @@ code, as the chapters teach it.
 """
 import torch
 
-from .functional import _attention, merge_heads, split_heads
+from ..functional import _attention, merge_heads, split_heads
 
 __all__ = ["attend", "project", "attend_heads", "split_heads", "merge_heads", "bottom_right_mask"]
 

@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from . import _checks
+from .. import _checks
 
 __all__ = ["PagedKVCache"]
 

@@ -22,8 +22,8 @@ import math
 import torch
 import torch.nn as nn
 
-from . import _checks
-from . import functional as AF
+from .. import _checks
+from .. import functional as AF
 from .multihead import MultiHeadAttention
 
 __all__ = ["PrepareForMultiHeadAttention", "SeqFirstMultiHeadAttention"]

@@ -18,9 +18,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks, _trained
-from .core import attend_heads, split_heads
-from .functional import induction_score, previous_token_score
+from .. import _checks
+
+from .train import cached, fit
+from ..layers.core import attend_heads, split_heads
+from ..functional import induction_score, previous_token_score
 
 __all__ = ["AttentionOnly", "AttentionLayer", "repeated_tokens", "train_induction", "copy_accuracy"]
 
@@ -57,7 +59,7 @@ class AttentionLayer(nn.Module):
     def forward(self, x, keep, x_key=None, x_value=None):
         """``x`` ``(B, T, d_model)``, ``keep`` ``(h,)`` (1 = head on); returns ``(out, weights)``.
 
-        The pieces of :func:`attn.core.attend`; head ``j``'s values are multiplied by
+        The pieces of :func:`attn.layers.core.attend`; head ``j``'s values are multiplied by
         ``keep[j]``, so its output is too (:math:`a (m v) = m (a v)`); weights ``(B, h, T, T)``.
         ``x_key`` and ``x_value`` ``(B, T, d_model)``, default ``x``, feed the keys and the
         values instead of ``x`` (path patching: each input read from another stream).
@@ -224,8 +226,7 @@ def _probe(model, x):
     return previous_token_score(w).mean(1), induction_score(w, n).mean(1), p_seen, p_target
 
 
-@_trained.shared(draws_init=True)
-@_trained.one_thread
+@cached(draws_init=True)
 def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0, record=0):
     """Train on sequences that end with a copy, with AdamW; return the losses of new and copied tokens.
 
@@ -257,7 +258,7 @@ def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0, r
         of the target itself.
     """
     if not isinstance(model, AttentionOnly):
-        raise TypeError(f"model must be an attn.circuits.AttentionOnly, got {type(model).__name__}")
+        raise TypeError(f"model must be an attn.models.circuits.AttentionOnly, got {type(model).__name__}")
     _checks.sizes(steps=steps, batch_size=batch_size, half=half)
     if half < 2:
         raise ValueError(f"half must be >= 2, got {half}")
@@ -270,27 +271,21 @@ def train_induction(model, steps=600, batch_size=64, half=12, lr=1e-2, seed=0, r
     torch.manual_seed(seed)
     for p in model.parameters():  # a fresh, seeded start
         nn.init.normal_(p, std=0.02 if p.dim() == 2 and p.size(0) == p.size(1) else 0.1)
-    g = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     device = model.unembed.weight.device
-    model.train()
-    fresh, repeat = [], []
     probe = repeated_tokens(64, half, model.vocab_size, generator=torch.Generator().manual_seed(seed + 1))
     rows = []  # (step, s_-1, s_n, P(seen), P(target))
-    for step in range(steps):
+
+    def measure(step):
         if record and step % record == 0:
             rows.append((step, *_probe(model, probe.to(device))))
-        for group in opt.param_groups:
-            group["lr"] = lr * (1 - step / steps)
-        x, copy = (t.to(device) for t in _train_batch(batch_size, half, model.vocab_size, g))  # model's device
-        l1, l2 = _losses(model, x, copy)
-        loss = (l1 + l2) / 2
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        fresh.append(l1.item())
-        repeat.append(l2.item())
-    model.eval()
+
+    def loss(m, g):  # (fresh, repeat), trained on their mean
+        x, copy = (t.to(device) for t in _train_batch(batch_size, half, m.vocab_size, g))  # model's device
+        return _losses(m, x, copy)
+
+    fresh, repeat = fit(model, loss, steps, opt, generator=torch.Generator().manual_seed(seed), decay=True,
+                        before_step=measure)
     if not record:
         return fresh, repeat
     rows.append((steps, *_probe(model, probe.to(device))))
@@ -316,7 +311,7 @@ def copy_accuracy(model, x, *, ablate=()):
         float: accuracy in ``[0, 1]``.
     """
     if not isinstance(model, AttentionOnly):
-        raise TypeError(f"model must be an attn.circuits.AttentionOnly, got {type(model).__name__}")
+        raise TypeError(f"model must be an attn.models.circuits.AttentionOnly, got {type(model).__name__}")
     model._check(x)
     if x.size(1) % 2 or x.size(1) < 4:
         raise ValueError(f"x must have an even length 2n >= 4 (two equal halves), got T={x.size(1)}")

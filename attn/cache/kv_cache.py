@@ -18,7 +18,7 @@ bytes per number, in bytes:
 """
 import torch
 
-from . import _checks
+from .. import _checks
 
 __all__ = ["KVCache", "kv_cache_bytes"]
 
@@ -210,7 +210,7 @@ def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, *, batch=1, byte
         2 \cdot L \cdot h_{kv} \cdot d_{head} \cdot T \cdot b \cdot B \quad \text{bytes},
 
     the 2 for keys and values. With a sliding window of :math:`w` positions (see
-    :func:`attn.bias.sliding_window_mask`) a layer keeps only the last :math:`w`
+    :func:`attn.ops.bias.sliding_window_mask`) a layer keeps only the last :math:`w`
     positions: :math:`T` becomes :math:`\min(T, w)`. For the caches of a model that has
     read ``seq_len`` positions, it equals the sum of their :attr:`KVCache.nbytes`.
 

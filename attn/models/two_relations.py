@@ -15,9 +15,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks, _trained
-from .multihead import MultiHeadAttention
-from .positional import PositionalEncoding
+from .. import _checks
+
+from .train import cached, fit
+from ..layers.multihead import MultiHeadAttention
+from ..layers.positional import PositionalEncoding
 
 __all__ = ["make_batch", "TwoRelationNet", "train"]
 
@@ -111,7 +113,6 @@ class TwoRelationNet(nn.Module):
         return self.readout(z), att  # (B, T, V), (B, h, T, T)
 
 
-@_trained.one_thread
 def train(*, T=10, num_heads=2, positional=True, steps=1000, seed=0, vocab_size=10,
           d_model=32, batch_size=64, lr=3e-3):
     """Train a :class:`TwoRelationNet` on fresh batches of :func:`make_batch`.
@@ -140,15 +141,17 @@ def train(*, T=10, num_heads=2, positional=True, steps=1000, seed=0, vocab_size=
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     torch.manual_seed(seed)
     model = TwoRelationNet(vocab_size, d_model, T, num_heads, positional=positional)
+    return model, _fit(model, steps=steps, seed=seed, batch_size=batch_size, lr=lr)
+
+
+@cached()
+def _fit(model, *, steps, seed, batch_size, lr):
+    V, T = model.vocab_size, model.context_length
+
+    def loss(m, g):
+        x, y = make_batch(batch_size, g, vocab_size=V, T=T)  # (batch, T), (batch, T)
+        logits = m(x)  # (batch, T, V)
+        return F.cross_entropy(logits[:, 2:].reshape(-1, V), y[:, 2:].reshape(-1))  # answers at 2 .. T-1
+
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(seed + 1)
-    losses = []
-    for _ in range(steps):
-        x, y = make_batch(batch_size, g, vocab_size=vocab_size, T=T)  # (batch, T), (batch, T)
-        logits = model(x)  # (batch, T, V)
-        loss = F.cross_entropy(logits[:, 2:].reshape(-1, vocab_size), y[:, 2:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return model.eval(), losses
+    return fit(model, loss, steps, opt, generator=torch.Generator().manual_seed(seed + 1))

@@ -8,8 +8,8 @@ r"""Causal (masked) self-attention: a token attends only to itself and earlier t
 """
 import torch.nn as nn
 
-from . import _checks
-from . import functional as AF
+from .. import _checks
+from .. import functional as AF
 
 __all__ = ["CausalAttention"]
 

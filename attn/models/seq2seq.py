@@ -15,10 +15,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks, _trained
-from .cross_attention import CrossAttention
-from .kv_cache import KVCache
-from .multihead import MultiHeadAttention
+from .. import _checks
+
+from .train import cached, fit
+from ..layers.cross_attention import CrossAttention
+from ..cache.kv_cache import KVCache
+from ..layers.multihead import MultiHeadAttention
 
 __all__ = [
     "SYMBOLS", "BOS", "ALIGNMENT", "Seq2Seq", "date_batch", "encode", "decode",
@@ -123,7 +125,7 @@ class Seq2Seq(nn.Module):
 
     def extra_repr(self):
         """``cross_causal=True`` or ``False``: what ``print(model)`` shows beside the layers."""
-        return f"cross_causal={self.cross_causal}"  # in the key of attn/_trained.py
+        return f"cross_causal={self.cross_causal}"  # in the key of attn/models/train.py
 
     @_checks.door(_check_forward)
     def forward(self, src, tgt_in, *, return_weights=False):
@@ -191,8 +193,7 @@ def _shift(tgt):
     return torch.cat([torch.full((tgt.size(0), 1), BOS, device=tgt.device), tgt[:, :-1]], dim=1)  # (B, T) -> (B, T)
 
 
-@_trained.shared()
-@_trained.one_thread
+@cached()
 def train(model, steps=400, batch_size=64, lr=3e-3, seed=0):
     """Train ``model`` on random dates with Adam and cross-entropy (teacher forcing).
 
@@ -200,30 +201,25 @@ def train(model, steps=400, batch_size=64, lr=3e-3, seed=0):
         list[float]: the loss at every step.
     """
     if not isinstance(model, Seq2Seq):
-        raise TypeError(f"model must be an attn.seq2seq.Seq2Seq, got {type(model).__name__}")
+        raise TypeError(f"model must be an attn.models.seq2seq.Seq2Seq, got {type(model).__name__}")
     _checks.positive_int("steps", steps)
     _checks.positive_int("batch_size", batch_size)
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     device = model.tok_emb.weight.device
-    model.train()
-    losses = []
-    for _ in range(steps):
+
+    def loss(m, g):
         src, tgt = (t.to(device) for t in date_batch(batch_size, g))  # (B, 10), on the model's device
-        logits = model(src, _shift(tgt))  # (B, T, 13)
-        loss = F.cross_entropy(logits.flatten(0, 1), tgt.flatten())
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    model.eval()
-    return losses
+        logits = m(src, _shift(tgt))  # (B, T, 13)
+        return F.cross_entropy(logits.flatten(0, 1), tgt.flatten())  # (B T, 13) against (B T,)
+
+    return fit(model, loss, steps, opt, generator=g)
 
 
 def _check_pair(model, src, tgt):
     if not isinstance(model, Seq2Seq):
-        raise TypeError(f"model must be an attn.seq2seq.Seq2Seq, got {type(model).__name__}")
+        raise TypeError(f"model must be an attn.models.seq2seq.Seq2Seq, got {type(model).__name__}")
     for name, t in (("src", src), ("tgt", tgt)):
         _checks.token_ids(name, t, BOS, model.max_len)
         if t.dim() != 2 or t.size(1) != SRC_LEN:

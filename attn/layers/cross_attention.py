@@ -13,7 +13,7 @@ real context token, so there is no causal mask.
 """
 import torch.nn as nn
 
-from . import _checks
+from .. import _checks
 from .core import attend
 
 __all__ = ["CrossAttention"]

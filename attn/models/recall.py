@@ -16,9 +16,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks
-from .functional import _attention
-from .linear import _run
+from .. import _checks
+from ..functional import _attention
+from ..ops.linear import _run
+from .train import cached, fit
 
 __all__ = ["mqar", "Mixer", "RecallModel", "train_recall"]
 
@@ -81,6 +82,10 @@ class Mixer(nn.Module):
         self.gates = nn.Linear(2 * d_model, 2)  # beta, alpha
         self.out = nn.Linear(d_head, d_model, bias=False)
 
+    def extra_repr(self):
+        """``kind='gated'``, say: what ``print(model)`` shows beside the layers."""
+        return f"kind={self.kind!r}"
+
     def forward(self, x):
         xs = torch.cat([x, F.pad(x, (0, 0, 1, -1))], dim=-1)  # (B, T, 2 d_model): [x_t; x_{t-1}]
         q, k, v = self.qkv(xs).unsqueeze(1).chunk(3, dim=-1)  # 3 x (B, 1, T, d_head)
@@ -124,6 +129,7 @@ class RecallModel(nn.Module):
         return self.readout(x)  # (B, T, vocab_size)
 
 
+@cached(draws_init=True)
 def train_recall(model, steps=100, batch_size=64, num_pairs=8, num_keys=32, num_values=32,
                  lr=1e-2, seed=0):
     """Train ``model`` on fresh MQAR batches with Adam; return its accuracy on 512 new sequences.
@@ -147,15 +153,12 @@ def train_recall(model, steps=100, batch_size=64, num_pairs=8, num_keys=32, num_
         if hasattr(m, "reset_parameters"):
             m.reset_parameters()
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(steps):
+
+    def loss(m, g):
         x, y = mqar(batch_size, num_pairs, num_keys, num_values, g)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())  # (B T, V) against (B T,)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
+        return F.cross_entropy(m(x).flatten(0, 1), y.flatten())  # (B T, V) against (B T,)
+
+    fit(model, loss, steps, torch.optim.Adam(model.parameters(), lr=lr), generator=g)
     x, y = mqar(512, num_pairs, num_keys, num_values, g)
     with torch.no_grad():
         pred = model(x).argmax(-1)  # (B, T)

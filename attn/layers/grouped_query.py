@@ -22,7 +22,7 @@ before uptraining.
 import torch
 import torch.nn as nn
 
-from . import _checks
+from .. import _checks
 from .core import attend
 from .multihead import MultiHeadAttention
 from .rope import RotaryEmbedding
@@ -87,7 +87,7 @@ class GroupedQueryAttention(nn.Module):
 
     @_checks.door(_checks.forward_inputs)
     def forward(self, x, *, cache=None, positions=None, mask=None, return_weights=False):
-        """Causal grouped-query attention: :func:`attn.core.attend` with this layer's weights.
+        """Causal grouped-query attention: :func:`attn.layers.core.attend` with this layer's weights.
 
         Args:
             x (torch.Tensor): ``(B, T, d_in)`` or ``(T, d_in)``; with a cache, only the

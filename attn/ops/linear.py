@@ -19,7 +19,7 @@ that to ``q`` and ``k`` first.
 """
 import torch
 
-from . import _checks
+from .. import _checks
 
 __all__ = ["linear_attention", "delta_rule", "gated_delta_rule"]
 

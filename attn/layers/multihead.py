@@ -10,8 +10,8 @@ r"""Multi-head attention, two ways: a list of single heads, and one fused module
 import torch
 import torch.nn as nn
 
-from . import _checks
-from . import functional as AF
+from .. import _checks
+from .. import functional as AF
 from .causal import CausalAttention
 from .core import attend
 
@@ -84,7 +84,7 @@ class MultiHeadAttention(nn.Module):
             \frac{Q_i K_i^\top}{\sqrt{d_{head}}} + M\right) V_i
 
     The forward pass is the one of every attention layer of the package,
-    :func:`attn.core.attend`: the heads are split and joined with
+    :func:`attn.layers.core.attend`: the heads are split and joined with
     :func:`attn.functional.split_heads` and :func:`attn.functional.merge_heads`; the
     attention itself is one call to the kernel of
     :func:`attn.functional.scaled_dot_product_attention`, which chooses the path. Two
@@ -150,7 +150,7 @@ class MultiHeadAttention(nn.Module):
 
     @_checks.door(_checks.forward_inputs)
     def forward(self, x, *, key_padding_mask=None, return_weights=False, cache=None, positions=None, mask=None):
-        """Multi-head context vectors: :func:`attn.core.attend` with this layer's weights.
+        """Multi-head context vectors: :func:`attn.layers.core.attend` with this layer's weights.
 
         Args:
             x (torch.Tensor): ``(T, d_in)`` or ``(B, T, d_in)``, ``T <= context_length``;

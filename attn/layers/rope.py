@@ -21,7 +21,7 @@ import numbers
 import torch
 import torch.nn as nn
 
-from . import _checks
+from .. import _checks
 
 __all__ = ["RotaryEmbedding", "rotate_half"]
 

@@ -20,11 +20,13 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _checks, _trained
-from .grouped_query import GroupedQueryAttention
-from .core import bottom_right_mask
-from .kv_cache import KVCache
-from .rope import rotate_half
+from .. import _checks
+
+from .train import cached, fit
+from ..layers.grouped_query import GroupedQueryAttention
+from ..layers.core import bottom_right_mask
+from ..cache.kv_cache import KVCache
+from ..layers.rope import rotate_half
 
 __all__ = ["TinyLM", "Block", "pattern_batch", "train", "evaluate", "step_times", "streaming_loss"]
 
@@ -367,7 +369,7 @@ def pattern_batch(batch_size, length, period=8, vocab_size=10, generator=None):
     return pattern.repeat(1, reps)[:, :length]  # (B, p) -> (B, reps * p) -> (B, T)
 
 
-@_trained.one_thread
+@cached()
 def train(model, batch, steps, lr=3e-3, seed=0):
     """Train ``model`` on next-token prediction with AdamW; return the loss of every step.
 
@@ -383,22 +385,10 @@ def train(model, batch, steps, lr=3e-3, seed=0):
         list of float: the training loss (cross-entropy, nats per token) at each step.
     """
     _checks.positive_int("steps", steps)
-    g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
     device = model.head.weight.device
-    model.train()
-    losses = []
-    for step in range(steps):
-        for group in opt.param_groups:  # learning rate decays linearly to 0
-            group["lr"] = lr * (1 - step / steps)
-        loss = _loss(model, batch(g).to(device))  # batch on the model's device
-        opt.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # no spikes in the loss
-        opt.step()
-        losses.append(loss.item())
-    model.eval()
-    return losses
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    return fit(model, lambda m, g: _loss(m, batch(g).to(device)), steps, opt,  # batch on the model's device
+               generator=torch.Generator().manual_seed(seed), decay=True, clip=1.0)  # clip: no spikes in the loss
 
 
 @torch.no_grad()
@@ -411,7 +401,7 @@ def evaluate(model, x):
 def _check_step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, clock=time.perf_counter):
     """The input checks of :func:`step_times`, in one call."""
     if not isinstance(model, TinyLM):
-        raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
+        raise TypeError(f"model must be an attn.models.tiny_lm.TinyLM, got {type(model).__name__}")
     _checks.positive_int("max_new_tokens", max_new_tokens)
     _checks.positive_int("repeats", repeats)
     _checks.flag("use_cache", use_cache)
@@ -423,7 +413,7 @@ def _check_step_times(model, idx, max_new_tokens, *, use_cache=True, repeats=3, 
 def _check_streaming(model, x, size, num_sinks=0):
     """The checks of :func:`streaming_loss`."""
     if not isinstance(model, TinyLM):
-        raise TypeError(f"model must be an attn.tiny_lm.TinyLM, got {type(model).__name__}")
+        raise TypeError(f"model must be an attn.models.tiny_lm.TinyLM, got {type(model).__name__}")
     _checks.tensor("x", x)
     if x.dtype != torch.long:
         raise TypeError(f"x must hold int64 token ids, got dtype {x.dtype}")

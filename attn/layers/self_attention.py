@@ -11,8 +11,8 @@ Raschka, *Build a Large Language Model (From Scratch)*, Manning 2024, section 3.
 import torch
 import torch.nn as nn
 
-from . import _checks
-from . import functional as AF
+from .. import _checks
+from .. import functional as AF
 
 __all__ = ["SelfAttentionV1", "SelfAttentionV2"]
 

@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from . import _checks
+from .. import _checks
 
 __all__ = ["sliding_window_mask", "sink_window_mask", "alibi_slopes", "alibi_bias"]
 

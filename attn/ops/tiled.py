@@ -21,7 +21,7 @@ import math
 
 import torch
 
-from . import _checks
+from .. import _checks
 
 __all__ = ["tiled_attention", "merge_partial_attention"]
 

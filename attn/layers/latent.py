@@ -34,9 +34,9 @@ import math
 import torch
 import torch.nn as nn
 
-from . import _checks
+from .. import _checks
 from .core import bottom_right_mask, merge_heads, split_heads
-from .functional import _attention
+from ..functional import _attention
 from .rope import RotaryEmbedding
 
 __all__ = ["MultiHeadLatentAttention", "latent_cache_bytes"]
