@@ -1,11 +1,13 @@
 """Command line: ``python -m attn.exercises --list`` and ``python -m attn.exercises check ID FILE.py``."""
 import argparse
 import importlib.util
+import re
+import string
 import sys
 from pathlib import Path
 
 from . import _nearest, catalog, check, get, get_language
-from ._messages import LANGUAGES, msg
+from ._messages import LANGUAGES, MESSAGES, msg
 
 HEADINGS = {
     "en": ("id", "chapter", "kind", "title"),
@@ -69,13 +71,51 @@ def _formatter(words):
     return Formatter
 
 
+# argparse's error lines, most specific first (the 3.14 suggestion before the plain invalid choice).
+ARGPARSE = ("cli_argument", "cli_unrecognized", "cli_required", "cli_invalid_choice_closest", "cli_invalid_choice",
+            "cli_expected_value", "cli_ambiguous", "cli_explicit_value")
+
+
+def _argparse_line(parser, message, lang):
+    """argparse's error ``message`` in ``lang``: matched against the English templates of ``ARGPARSE``
+    (argparse formats the line before ``error()`` sees it) and filled in again in ``lang``, the
+    subcommand named as the usage line shows it in both languages; a line no template knows passes
+    unchanged."""
+    for key in ARGPARSE:
+        fields = string.Formatter().parse(MESSAGES[key]["en"])
+        pattern = "".join(re.escape(text) + (f"(?P<{name}>.+?)" if name else "") for text, name, _, _ in fields)
+        found = re.fullmatch(pattern, message, re.S)
+        if found:
+            kw = found.groupdict()
+            if "message" in kw:
+                kw["message"] = _argparse_line(parser, kw["message"], lang)
+            if "name" in kw:  # the subcommand as the usage line shows it, {check}, not its dest "command"
+                kw["name"] = next(("{" + ",".join(a.choices) + "}" for a in parser._actions
+                                   if isinstance(a, argparse._SubParsersAction) and a.dest == kw["name"]), kw["name"])
+            return msg(key, lang, **kw)
+    return message
+
+
+def _parser_class(lang):
+    """An ``ArgumentParser`` whose own error lines ("unrecognized arguments", "invalid choice", a
+    missing argument) speak ``lang``; its subcommands' parsers are of the same class."""
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            super().error(_argparse_line(self, message, lang))
+
+    return Parser
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    # The language, known before parsing so that --help speaks it too.
-    given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--lang" and argv[i + 1] in LANGUAGES]
-    words = HELP[given[-1] if given else get_language()]
-    parser = _speak(argparse.ArgumentParser(prog="python -m attn.exercises", description=words["description"],
-                                            formatter_class=_formatter(words), add_help=False), words)
+    # The language, known before parsing so that --help and argparse's errors speak it too.
+    tokens = [t for a in argv for t in (a.split("=", 1) if a.startswith("--lang=") else [a])]
+    given = [tokens[i + 1] for i, a in enumerate(tokens[:-1]) if a == "--lang" and tokens[i + 1] in LANGUAGES]
+    speak = given[-1] if given else get_language()
+    words = HELP[speak]
+    parser = _speak(_parser_class(speak)(prog="python -m attn.exercises", description=words["description"],
+                                         formatter_class=_formatter(words), add_help=False), words)
     parser.add_argument("--list", action="store_true", help=words["list"])
     parser.add_argument("--lang", choices=LANGUAGES, default=None, help=words["lang"])
     sub = parser.add_subparsers(dest="command")

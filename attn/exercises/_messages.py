@@ -53,6 +53,40 @@ MESSAGES = {
         "en": "{path} defines no function named {name}",
         "es": "{path} no define ninguna función llamada {name}",
     },
+    # argparse's own error lines. "en" is argparse's English template, read only to recognise
+    # the line (__main__._argparse_line); "es" is what --lang es prints instead.
+    "cli_argument": {
+        "en": "argument {name}: {message}",
+        "es": "argumento {name}: {message}",
+    },
+    "cli_unrecognized": {
+        "en": "unrecognized arguments: {args}",
+        "es": "argumentos no reconocidos: {args}",
+    },
+    "cli_required": {
+        "en": "the following arguments are required: {args}",
+        "es": "faltan argumentos obligatorios: {args}",
+    },
+    "cli_invalid_choice_closest": {  # Python 3.14's suggest_on_error
+        "en": "invalid choice: {value}, maybe you meant {closest}? (choose from {choices})",
+        "es": "valor no válido: {value}; ¿querías decir {closest}? (elige entre {choices})",
+    },
+    "cli_invalid_choice": {
+        "en": "invalid choice: {value} (choose from {choices})",
+        "es": "valor no válido: {value} (elige entre {choices})",
+    },
+    "cli_expected_value": {
+        "en": "expected one argument",
+        "es": "necesita un valor",
+    },
+    "cli_ambiguous": {
+        "en": "ambiguous option: {option} could match {matches}",
+        "es": "opción ambigua: {option} puede referirse a {matches}",
+    },
+    "cli_explicit_value": {
+        "en": "ignored explicit argument {value}",
+        "es": "no admite ningún valor ({value})",
+    },
     # what is compared
     "the_result": {"en": "the result", "es": "el resultado"},
     "output_named": {"en": "output {i} ({name})", "es": "la salida {i} ({name})"},

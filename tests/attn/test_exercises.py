@@ -479,6 +479,29 @@ def test_cli_help_in_both_languages():
     assert "Comprueba tu código" in run_cli("--help", "--lang", "es").stdout
 
 
+@pytest.mark.parametrize("args, en, es", [
+    (("chek",), "argument {check}: invalid choice: 'chek' (choose from 'check')",
+     "argumento {check}: valor no válido: 'chek' (elige entre 'check')"),
+    (("check",), "the following arguments are required: id, file", "faltan argumentos obligatorios: id, file"),
+    (("check", "ch05.causal_mask"), "the following arguments are required: file", "faltan argumentos obligatorios: file"),
+    (("--bogus",), "unrecognized arguments: --bogus", "argumentos no reconocidos: --bogus"),
+    (("--list", "--lang"), "argument --lang: expected one argument", "argumento --lang: necesita un valor"),
+    (("--list", "--lang=es", "--list=1"), "argument --list: ignored explicit argument '1'",
+     "argumento --list: no admite ningún valor ('1')"),
+])
+def test_cli_argparse_errors_in_both_languages(args, en, es):
+    # argparse writes its own error lines in English; with --lang es (or --lang=es) they are Spanish,
+    # exit code and usage line as argparse gives them, the values quoted as typed.
+    english = run_cli(*[a for a in args if a != "--lang=es"])
+    spanish = run_cli(*args, "--lang", "es") if "--lang" not in args and "--lang=es" not in args else run_cli(*args)
+    assert english.returncode == 2 and english.stderr.rstrip().endswith(f"error: {en}"), english.stderr
+    if "--lang" in args:  # "--lang" with no value: the language is not known, the line stays English
+        assert spanish.stderr.rstrip().endswith(f"error: {en}"), spanish.stderr
+        return
+    assert spanish.returncode == 2 and spanish.stderr.rstrip().endswith(f"error: {es}"), spanish.stderr
+    assert spanish.stderr.startswith("uso: "), spanish.stderr
+
+
 def test_import_attn_does_not_load_the_exercises():
     code = "import sys, attn; print('attn.exercises' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
