@@ -147,9 +147,11 @@ bibtex_cite_id = "ref-{key}"  # stable anchors: bibliography.html#ref-vaswani201
 
 # -- autodoc -----------------------------------------------------------------------
 autodoc_member_order = "bysource"
-# The module index lists attn.functional, attn.layers.rope, ... flat: without a common prefix it
-# groups them under "attn" behind a collapse button drawn with an image that has no alt text.
-modindex_common_prefix = ["attn."]
+# The module index lists attn.functional, attn.layers.rope, ... flat: a module whose name keeps a
+# dot after the prefix is grouped under its package behind a collapse button drawn with an image
+# that has no alt text. Sphinx strips the first prefix that matches: the folders' before "attn.".
+modindex_common_prefix = [f"attn.{folder}." for folder in ("ops", "layers", "cache", "models", "viz", "exercises")]
+modindex_common_prefix += ["attn."]
 # (napoleon reads the package's Google-style docstrings: Args, Returns, Shape.)
 
 # -- Math: MathML written at build time (book_math), drawn by the browser: no script --
