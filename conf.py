@@ -128,6 +128,11 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "matplotlib_animations": False,
     "line_numbers": False,
+    # The gallery's cards draw a thumbnail at most 160 x 112 CSS px (sg_gallery.css; measured in the built
+    # gallery at 1366 and 375 px): stored at twice that, sharp on a phone's 2-3 pixels per CSS px, not the
+    # default's 400 x 280. sphinx-gallery makes a thumbnail when its script runs: after changing this,
+    # delete docs/auto_examples/*.md5.
+    "thumbnail_size": (320, 224),
     # Each figure's alt text, from the "# sphinx_gallery_alt = ..." comment of the block
     # that draws it, as a plain image the catalogs translate (docs/_ext/book_alt.py).
     "image_scrapers": ("book_alt.gallery_scraper",),

@@ -4,18 +4,15 @@ Each stylesheet, and each script in ``<head>`` without ``defer``, holds the firs
 phone's network (Lighthouse: "render-blocking resources").
 """
 
-# Scripts that act on DOMContentLoaded or on a click.  documentation_options.js and
-# doctools.js stay: inline scripts and translations.js call them as they load.
+# Scripts that act on DOMContentLoaded or on a click, after the two they call (not deferred on the module index, whose
+# template calls them inline); inline scripts run in their turn as modules (DOCUMENTATION_OPTIONS.pagename = ...).
 DEFERRED_SCRIPTS = (
-    "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
-    "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js",
-    "translations.js",  # calls Documentation.addTranslations: after doctools.js, deferred too
+    "documentation_options.js", "doctools.js", "sphinx_highlight.js", "sg-tags.js", "clipboard.min.js", "copybutton.js",
+    "sphinx-book-theme.js", "design-tabs.js", "searchtools.js", "language_data.js", "translations.js",
 )
+LATER = ({"type": "module"}, {"defer": "defer"})  # an inline script's, a file's
 # What the search page never uses: copy button, sphinx-design's tabs, gallery tags, downloads.
-SEARCH_UNUSED = (
-    "sg-tags.js", "clipboard.min.js", "copybutton.js", "copybutton.css", "design-tabs.js",
-    "book-downloads.js",
-)
+SEARCH_UNUSED = ("sg-tags.js", "clipboard.min.js", "copybutton.js", "copybutton.css", "design-tabs.js", "book-downloads.js")
 # Stylesheets and scripts only some pages use: the file name's prefix, and what a page's body holds when it does.
 PAGE_ASSETS = {
     "sg_gallery": ('class="sphx-glr', " sphx-glr-"), "sg-tags": ('class="sphx-glr',),  # sphinx-gallery's
@@ -35,7 +32,7 @@ def _used(asset, body):
 
 
 def lighter_head(app, pagename, templatename, context, doctree):
-    """Defer the small scripts; link sphinx-gallery's, sphinx-design's, myst-nb's and the copy button's only where used."""
+    """Defer the scripts; link sphinx-gallery's, sphinx-design's, myst-nb's and the copy button's only where used."""
     from sphinx.builders.html._assets import _JavaScript
 
     body = context.get("body") or ""
@@ -47,10 +44,11 @@ def lighter_head(app, pagename, templatename, context, doctree):
         context["script_files"] = [js for js in context.get("script_files", []) if _name(js) not in SEARCH_UNUSED]
         context["css_files"] = [css for css in context["css_files"] if _name(css) not in SEARCH_UNUSED]
         return
+    names = DEFERRED_SCRIPTS[2:] if context.get("collapse_index") else DEFERRED_SCRIPTS
     context["script_files"] = [
-        _JavaScript(js.filename, priority=js.priority, **js.attributes, defer="defer")
-        if isinstance(js, _JavaScript) and _name(js) in DEFERRED_SCRIPTS
-        and "defer" not in js.attributes and "async" not in js.attributes
+        _JavaScript(js.filename, priority=js.priority, **js.attributes, **LATER[bool(js.filename)])
+        if isinstance(js, _JavaScript) and not {"defer", "async", "type"} & set(js.attributes)
+        and (_name(js) in names if js.filename else names is DEFERRED_SCRIPTS)
         else js
         for js in context.get("script_files", []) if _used(js, body)
     ]

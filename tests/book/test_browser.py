@@ -1460,6 +1460,10 @@ def test_landing_page_has_a_way_in(site, server, browser, lang, viewport, mobile
         assert heatmap.count() == 1, f"{lang}: {heatmap.count()} images beside the lead"
         assert heatmap.evaluate("(img) => img.decode().then(() => img.naturalWidth > 0)"), f"{lang}: heatmap not drawn"
         assert "sphx_glr_plot_02_" in heatmap.get_attribute("src"), heatmap.get_attribute("src")  # a gallery figure
+        # The first screen's largest paint on a laptop, beside the lead: fetched at once and first (book_images).
+        assert heatmap.evaluate("(img) => img.loading") == "eager", f"{lang}: the heatmap loads lazily"
+        assert heatmap.get_attribute("fetchpriority") == "high", f"{lang}: the heatmap is fetched in no hurry"
+        assert mobile or heatmap.bounding_box()["y"] < viewport["height"], f"{lang}: the heatmap is below the first screen"
         text = page.locator("article ul.book-downloads").inner_text()
         assert "make " not in text, f"{lang}: the landing page offers a make target: {text!r}"
         for href in page.locator("article ul.book-downloads a").evaluate_all("(els) => els.map((a) => a.href)"):

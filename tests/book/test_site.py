@@ -11,6 +11,7 @@ from urllib.parse import urljoin
 
 import pytest
 from bs4 import BeautifulSoup
+from PIL import Image
 
 from site_pages import LANGS, source_pages
 
@@ -99,11 +100,16 @@ def test_no_page_loads_what_it_does_not_use(site_dir, lang):
                 f"{lang}/{page}: loads the search scripts"
             )
         assert not any("mathjax" in s.lower() for s in scripts), f"{lang}/{page}: loads MathJax"
-        blocking = [s.get("src") for s in doc.head.select("script[src]")
-                    if not s.has_attr("defer") and not s.has_attr("async")
-                    and not re.search(r"documentation_options|doctools|translations", s["src"])]
-        if page != "search":
-            assert not blocking, f"{lang}/{page}: scripts that block the first paint: {blocking}"
+        # Before the first paint only the colour scheme's inline script runs (layout.html); Sphinx's scripts and the
+        # theme's run once the page is parsed: files deferred, inline scripts as modules (book_assets).  The search
+        # page's scripts run at once, and the module index's template calls documentation_options.js inline.
+        blocking = [s for s in doc.head.select("script") if not s.has_attr("defer") and not s.has_attr("async")
+                    and s.get("type") not in ("module", "application/json")]
+        if page not in ("search", "py-modindex"):
+            assert [s.has_attr("data-cfasync") for s in blocking] == [True], (
+                f"{lang}/{page}: scripts that block the first paint: {[s.get('src') or s.text[:60] for s in blocking]}"
+            )
+        assert blocking and "prefers-color-scheme" in blocking[0].text, f"{lang}/{page}: the colour scheme waits"
         # The theme's styles/theme.css is one @import of basic.css: a second round trip before
         # the first paint (layout.html links basic.css itself).  The gallery's tags, the copy
         # button and sphinx-design's tabs load only where the article has what they act on.
@@ -115,6 +121,42 @@ def test_no_page_loads_what_it_does_not_use(site_dir, lang):
                              ("design-tabs.js", "sd-tab-set")):
             if any(script in s for s in scripts):
                 assert mark in article, f"{lang}/{page}: loads {script} with nothing to act on"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_first_screen_image_is_fetched_first(site_dir, lang):
+    # The landing page's heatmap is the largest thing its first screen paints (Lighthouse's LCP): fetched at once
+    # and before the rest, not when the layout finds it near the screen.  Other figures load lazily; only a page's
+    # first image, after less than a phone screen of text, loads at once (book_images).
+    heatmap = soup(site_dir, lang, "index").select_one("article .book-intro img")
+    assert heatmap is not None, f"{lang}/index: no heatmap beside the lead"
+    assert heatmap.get("loading") != "lazy" and heatmap.get("fetchpriority") == "high", (
+        f"{lang}/index: the heatmap is fetched late: {heatmap}"
+    )
+    lazy = 0
+    for page in PAGES:
+        images = soup(site_dir, lang, page).select("article img")
+        lazy += sum(img.get("loading") == "lazy" for img in images)
+        eager = [img["src"] for img in images[1:] if img.get("loading") != "lazy" or img.has_attr("fetchpriority")]
+        assert not eager, f"{lang}/{page}: images after the first that load at once: {eager}"
+    assert lazy >= 50, f"only {lazy} lazy images in the {lang} book"
+
+
+GALLERY_THUMB = (320, 224)  # conf.py: sphinx-gallery's cards draw 160 x 112 CSS px at most; twice that
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_gallery_thumbnails_are_twice_their_drawn_size(site_dir, lang):
+    # The default 400 x 280 PNGs weighed 552 KiB, drawn at most 160 x 112 (the review of 2026-11-28).
+    thumbs = soup(site_dir, lang, "auto_examples/index").select(".sphx-glr-thumbcontainer img")
+    assert len(thumbs) >= 10, f"{lang}: {len(thumbs)} thumbnails in the gallery"
+    for img in thumbs:
+        with Image.open(site_dir / lang / "auto_examples" / img["src"]) as file:
+            assert file.size == GALLERY_THUMB, (
+                f"{lang}: {img['src']} is {file.size}, not {GALLERY_THUMB}; sphinx-gallery writes a thumbnail when its "
+                "script runs: after changing thumbnail_size in conf.py, delete docs/auto_examples/*.md5"
+            )
+        assert (int(img["width"]), int(img["height"])) == GALLERY_THUMB, f"{lang}: {img}"
 
 
 @pytest.mark.parametrize("lang", LANGS)
