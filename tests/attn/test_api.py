@@ -187,3 +187,15 @@ def test_every_public_module_is_on_the_api_page():
               if not any(part.startswith("_") for part in m.name.split(".")) and not m.name.startswith("attn.exercises.")}
     listed = set(re.findall(r"^\.\. automodule:: (attn[\w.]*)$", (ROOT / "docs" / "api.rst").read_text(), re.M))
     assert len(public) > 30 and not public - listed, f"modules missing from docs/api.rst: {sorted(public - listed)}"
+
+
+def test_every_package_folder_is_installed():
+    # pyproject.toml lists the packages a wheel holds: a new folder missing there would import
+    # from a clone (editable install) and be absent from `pip install .`.
+    import tomllib
+
+    root = pathlib.Path(attn.__file__).resolve().parent
+    listed = set(tomllib.loads((root.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {"attn." + p.parent.relative_to(root).as_posix().replace("/", ".") if p.parent != root else "attn"
+               for p in root.rglob("__init__.py")}
+    assert listed == folders, f"pyproject.toml lists {sorted(listed - folders)}, misses {sorted(folders - listed)}"
