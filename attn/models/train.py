@@ -116,10 +116,14 @@ def _describe(value, depth=0):
 
 
 def _settings(model):
-    """Every module's class and plain attributes: what its ``repr`` may not show (a mixer's ``kind``)."""
+    """Every module's class and plain attributes: what its ``repr`` may not show (a mixer's ``kind``).
+
+    Not ``training``: :func:`fit` puts the model in training mode whatever mode it came in.
+    """
     plain = (str, int, float, bool, tuple, type(None))
     return [(name, f"{type(m).__module__}.{type(m).__qualname__}",
-             sorted((k, repr(v)) for k, v in vars(m).items() if not k.startswith("_") and isinstance(v, plain)))
+             sorted((k, repr(v)) for k, v in vars(m).items()
+                    if not k.startswith("_") and k != "training" and isinstance(v, plain)))
             for name, m in model.named_modules()]
 
 

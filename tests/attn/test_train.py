@@ -193,3 +193,5 @@ def test_models_that_differ_only_in_a_plain_attribute_train_apart(folder):
 
     assert repr(Mixer("linear")) == repr(Mixer("gated"))
     assert T._key(train_recall, Mixer("linear"), {}, True) != T._key(train_recall, Mixer("gated"), {}, True)
+    # the mode it comes in does not: fit trains in training mode either way
+    assert T._key(train_recall, Mixer("gated").eval(), {}, True) == T._key(train_recall, Mixer("gated"), {}, True)
