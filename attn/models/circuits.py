@@ -19,7 +19,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .. import _checks
-
 from .train import cached, fit
 from ..layers.core import attend_heads, split_heads
 from ..functional import induction_score, previous_token_score

@@ -21,7 +21,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .. import _checks
-
 from .train import cached, fit
 from ..layers.grouped_query import GroupedQueryAttention
 from ..layers.core import bottom_right_mask

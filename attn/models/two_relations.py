@@ -16,7 +16,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .. import _checks
-
 from .train import cached, fit
 from ..layers.multihead import MultiHeadAttention
 from ..layers.positional import PositionalEncoding

@@ -238,13 +238,19 @@ def test_xref_counts_find_a_repeated_reference():
     assert xref_counts("roles such as ``{ref}`ch-05` `` and {ref}`ch-05`") == {"ref": 1}
 
 
+def translated_messages():
+    """Every translated, current message of every catalog: ``(catalog name, entry)``."""
+    return [(catalog_name(path), e) for path in CATALOGS for e in polib.pofile(str(path)) if e.msgstr and not e.obsolete]
+
+
+def differing(measure):
+    """The messages whose Spanish ``measure``s other than their English, one line each."""
+    return [f"{name}: {measure(e.msgid)} -> {measure(e.msgstr)}: {e.msgid[:70]!r}"
+            for name, e in translated_messages() if measure(e.msgid) != measure(e.msgstr)]
+
+
 def test_translations_keep_the_cross_references():
-    found = [
-        f"{catalog_name(path)}: {dict(xref_counts(e.msgid))} -> {dict(xref_counts(e.msgstr))}: {e.msgid[:70]!r}"
-        for path in CATALOGS
-        for e in polib.pofile(str(path))
-        if e.msgstr and not e.obsolete and xref_counts(e.msgid) != xref_counts(e.msgstr)
-    ]
+    found = differing(lambda text: dict(xref_counts(text)))
     assert not found, "a translation adds or drops cross-references (Sphinx warns):\n" + "\n".join(found)
 
 
@@ -283,13 +289,8 @@ def test_package_paths_finds_and_resolves():
 def test_translations_name_the_package_paths_of_the_english():
     # The move to folders by role (attn.plot -> attn.viz.plot) rewrote the English; four Spanish
     # messages, wrapped across lines where the English was not, kept the old module path.
-    found = [
-        f"{catalog_name(path)}: {sorted(package_paths(e.msgid) ^ package_paths(e.msgstr))}: {e.msgid[:60]!r}"
-        for path in CATALOGS
-        for e in polib.pofile(str(path))
-        if e.msgstr and not e.obsolete and package_paths(e.msgid) != package_paths(e.msgstr)
-    ]
+    found = differing(lambda text: sorted(package_paths(text)))
     assert not found, "a translation names other package paths than its English:\n" + "\n".join(found)
-    stale = sorted({p for path in CATALOGS for e in polib.pofile(str(path)) if not e.obsolete
-                    for p in package_paths(e.msgid + " " + e.msgstr) if not resolves(p)})
+    stale = sorted({p for _, e in translated_messages() for p in package_paths(e.msgid + " " + e.msgstr)
+                    if not resolves(p)})
     assert not stale, f"package paths that name nothing in the package: {stale}"
