@@ -8,6 +8,7 @@ import functools
 from pathlib import Path
 
 import pybtex.plugin
+from pybtex.backends.plaintext import Backend as TextBackend
 from pybtex.database import parse_file
 import sphinxcontrib.bibtex.plugin
 from docutils import nodes
@@ -113,10 +114,8 @@ def entry_url(entry):
     return next((prefix + entry.fields[name] for name, prefix, _ in LINKS if name in entry.fields), "")
 
 
-@functools.cache
-def _styles():
-    """The entries' style and the citations' (pybtex finds plugins in packages' metadata: once)."""
-    return BookStyle(), book_reference_style()
+# The entries' style and the citations', made once (pybtex finds plugins in packages' metadata).
+_styles = functools.cache(lambda: (BookStyle(), book_reference_style()))
 
 
 def _plain(text):
@@ -145,12 +144,15 @@ def citation_text(entries, role, content, link=None):
     return style.outer(role, parts).format().render_as("text")
 
 
+@functools.cache
 def load_entries(path=BIBPATH):
     """``{key: pybtex Entry}`` of the book's bibliography."""
     return parse_file(str(path), bib_format="bibtex").entries
 
 
 def setup(app):
+    for name in ("text", "plaintext"):  # found at once (pybtex reads every package's metadata: 20 s a build)
+        pybtex.plugin.register_plugin("pybtex.backends", name, TextBackend, force=True)
     pybtex.plugin.register_plugin("pybtex.style.formatting", "book", BookStyle)
     sphinxcontrib.bibtex.plugin.register_plugin("sphinxcontrib.bibtex.style.referencing", "book", book_reference_style)
     app.add_post_transform(EntriesAsList)

@@ -51,7 +51,7 @@ class Converter:
     def __init__(self, parser, catalog, ref_title, include, translate=True):
         self.parser, self.ref_title, self.include = parser, ref_title, include
         self.catalog = catalog if translate else None
-        self.missing, self._bibliography = [], None
+        self.missing = []
 
     def text(self, source):
         """One element's text (a paragraph, a title, a cell): translated, then plain."""
@@ -63,8 +63,7 @@ class Converter:
 
     def cite(self, role, content):
         """``{cite:t}`key``` as the page writes it, each work a link to itself (DOI, arXiv, ...)."""
-        self._bibliography = self._bibliography or load_entries()
-        return citation_text(self._bibliography, role, content, link=lambda shown, url: f"[{shown}]({url})")
+        return citation_text(load_entries(), role, content, link=lambda shown, url: f"[{shown}]({url})")
 
     def convert(self, source, line_offset=0):
         """A MyST Markdown text as plain Jupyter Markdown."""
@@ -261,6 +260,5 @@ def button_context(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.connect("html-page-context", button_context)
-    # after translated_downloads (500), whose Spanish gallery notebooks go into the archive
-    app.connect("build-finished", write_notebooks, priority=800)
+    app.connect("build-finished", write_notebooks, priority=800)  # after translated_downloads (500): its notebooks
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
