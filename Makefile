@@ -45,10 +45,13 @@ help:
 	@echo "make clean              remove everything the build wrote"
 
 # The chapters' notebooks run first, side by side on every core, into the notebook
-# cache (tools/execute_notebooks.py); Sphinx then reads their outputs from it. English
-# first: its run fills the gallery, which the Spanish build then reuses, so every piece
-# of code runs once per build.
-html: $(addprefix html-,$(LANGUAGES)) root-index
+# cache (tools/execute_notebooks.py); then the languages build side by side, each
+# Sphinx on a core (BOOK_JOBS=1: one after the other). Sphinx reads the notebooks'
+# outputs from the cache; the first build to start runs the gallery's scripts and the
+# other waits for it, then reuses them (conf.py: gallery_lock), so every piece of code
+# runs once per build. The two builds' lines interleave in the log.
+html: notebooks
+	$(MAKE) -j$(if $(filter 1,$(BOOK_JOBS)),1,$(words $(LANGUAGES))) NOTEBOOKS= $(addprefix html-,$(LANGUAGES)) root-index
 
 notebooks:
 	$(PYTHON) tools/execute_notebooks.py
@@ -57,7 +60,9 @@ notebooks:
 # myst-nb writes beside its output folder (jupyter_execute: the executed notebooks and
 # their images) lies in $(BUILDDIR), out of the site; the site, $(BUILDDIR)/html, is
 # assembled from copies of the trees.
-$(addprefix html-,$(LANGUAGES)): html-%: notebooks
+# NOTEBOOKS=  (make html): the notebooks have run already.
+NOTEBOOKS ?= notebooks
+$(addprefix html-,$(LANGUAGES)): html-%: $(NOTEBOOKS)
 	$(SPHINX) -b html -D language=$* -d $(BUILDDIR)/doctrees/$* $(SOURCEDIR) $(BUILDDIR)/html-$*
 	@mkdir -p $(BUILDDIR)/html && rm -rf $(BUILDDIR)/html/$*
 	cp -R $(BUILDDIR)/html-$* $(BUILDDIR)/html/$*

@@ -273,5 +273,24 @@ def per_language(app, config):
     config.epub_description = _(DESCRIPTION)
 
 
+# -- One gallery run for builds side by side ------------------------------------------
+# sphinx-gallery writes its pages into docs/auto_examples when the builder starts
+# (builder-inited, priority 500), and make html builds the languages side by side: one
+# build at a time runs it, the other waits, then finds every script unchanged (its MD5).
+GALLERY_LOCK = ROOT / "_build" / ".gallery.lock"
+
+
+def gallery_lock(app):
+    import fcntl
+
+    GALLERY_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    app.book_gallery_lock = GALLERY_LOCK.open("w")
+    # A POSIX lock, which the gallery's worker processes (forked) do not inherit: closing the
+    # file releases it, once the gallery is written (or at exit).
+    fcntl.lockf(app.book_gallery_lock, fcntl.LOCK_EX)
+
+
 def setup(app):
     app.connect("config-inited", per_language, priority=100)
+    app.connect("builder-inited", gallery_lock, priority=400)
+    app.connect("builder-inited", lambda app: app.book_gallery_lock.close(), priority=600)
