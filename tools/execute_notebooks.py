@@ -12,16 +12,21 @@ One line per notebook as it finishes; the first error stops the build with the
 notebook's traceback. ``BOOK_CELL_TIMEOUT`` (seconds, as in ``conf.py``) stops a cell
 that hangs.
 """
+import contextlib
 import multiprocessing
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from jupyter_cache import get_cache
 from jupyter_cache.base import CacheBundleIn
 from jupyter_cache.executors.utils import single_nb_execution
+from jupyter_client.manager import AsyncKernelManager
 from myst_nb.core.read import is_myst_markdown_notebook, myst_nb_reader_plugin
+
+import kernel_forks
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -44,12 +49,21 @@ def notebooks():
     return sorted(found, key=lambda p: ("train(" in texts[p], len(texts[p])), reverse=True)
 
 
+class ForkedKernelManager(AsyncKernelManager):
+    """A kernel forked from the zygote (tools/kernel_forks.py), started through its launcher."""
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        return kernel_forks.kernel_command(os.path.realpath(self.connection_file), extra_arguments or [])
+
+
 def _execute(path):
     """Run one notebook in its own folder, as myst-nb does; ``(path, nb, seconds, error)``."""
     nb = myst_nb_reader_plugin(str(path))
     timeout = int(os.environ.get("BOOK_CELL_TIMEOUT", "-1"))
+    forked = {"kernel_manager_class": ForkedKernelManager} if kernel_forks.ADDRESS in os.environ else {}
     result = single_nb_execution(
-        nb, cwd=str(path.parent), allow_errors=False, timeout=timeout, meta_override=True, extra_arguments=KERNEL_ARGS
+        nb, cwd=str(path.parent), allow_errors=False, timeout=timeout, meta_override=True, extra_arguments=KERNEL_ARGS,
+        **forked,
     )
     return path, nb, result.time, result.exc_string if result.err is not None else None
 
@@ -76,6 +90,19 @@ def run(todo, cache_path=CACHE, jobs=None):
     warm_matplotlib()
     print(f"notebooks: running {len(todo)} in {jobs} processes", flush=True)
     start = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        if kernel_forks.available():
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="book-kernels-"))
+            zygote = kernel_forks.start(os.path.join(folder, "zygote"))
+            stack.callback(zygote.wait)
+            stack.callback(zygote.stdin.close)  # (run before wait: last in, first out)
+        code = _run_pool(todo, cache, jobs)
+    if code == 0:
+        print(f"notebooks: {len(todo)} run in {time.perf_counter() - start:.1f} s", flush=True)
+    return code
+
+
+def _run_pool(todo, cache, jobs):
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
         for n, (path, nb, seconds, error) in enumerate(pool.imap_unordered(_execute, todo), 1):
             name = path.relative_to(DOCS) if path.is_relative_to(DOCS) else path
@@ -87,7 +114,6 @@ def run(todo, cache_path=CACHE, jobs=None):
             bundle = CacheBundleIn(nb, stage.uri, data={"execution_seconds": seconds})
             cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
             print(f"notebooks: [{n}/{len(todo)}] {name} ran in {seconds:.1f} s", flush=True)
-    print(f"notebooks: {len(todo)} run in {time.perf_counter() - start:.1f} s", flush=True)
     return 0
 
 
