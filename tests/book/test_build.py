@@ -159,6 +159,23 @@ def test_language_settings_search_and_math(site_dir, lang):
     assert not (site_dir / lang / "_static" / "mathjax").exists()
 
 
+def test_theme_css_keeps_the_rules_of_the_site_icons_only(site_dir):
+    # book_fonts cuts the theme's stylesheet (render-blocking) to the icons the pages and scripts draw.
+    import pydata_sphinx_theme
+    from book_fonts import FA_CLASS, FA_CLASS_RULE
+
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme/pydata_sphinx_theme/static/styles/pydata-sphinx-theme.css"
+    icons = lambda css: {name for rule in FA_CLASS_RULE.finditer(css) for name in FA_CLASS.findall(rule[1])}
+    every = icons(theme.read_text(encoding="utf-8"))
+    for lang in LANGS:
+        static = site_dir / lang / "_static"
+        kept = icons((static / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8"))
+        sources = [*(site_dir / lang).rglob("*.html"), *static.rglob("*.js")]
+        drawn = {name for path in sources for name in FA_CLASS.findall(path.read_text(encoding="utf-8", errors="ignore"))}
+        assert len(every) > 1000 and len(kept) < len(every) / 10, (lang, len(every), len(kept))
+        assert drawn & every and drawn & every <= kept, (lang, sorted((drawn & every) - kept))
+
+
 def test_spanish_search_uses_the_spanish_stemmer(site_dir):
     options = (site_dir / "es" / "_static" / "language_data.js").read_text(encoding="utf-8")
     assert "SpanishStemmer" in options or "spanish" in options.lower()
