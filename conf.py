@@ -281,8 +281,11 @@ GALLERY_LOCK = ROOT / "_build" / ".gallery.lock"
 
 
 def gallery_lock(app):
-    import fcntl
-
+    try:
+        import fcntl
+    except ImportError:  # Windows, where make html is not the way to build: one build at a time
+        app.book_gallery_lock = open(os.devnull, "w")
+        return
     GALLERY_LOCK.parent.mkdir(parents=True, exist_ok=True)
     app.book_gallery_lock = GALLERY_LOCK.open("w")
     # A POSIX lock, which the gallery's worker processes (forked) do not inherit: closing the
