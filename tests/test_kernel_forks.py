@@ -9,47 +9,30 @@ keep it), and torch's random numbers are those of a new process; a cell that run
 """
 import os
 import subprocess
-import sys
 import time
 
 import pytest
-from jupyter_cache import get_cache
-from myst_nb.core.read import myst_nb_reader_plugin
 
 import kernel_forks
+from tests.helpers.notebooks import ROOT, myst_page, outputs, run_pages
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HEAD = "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# Page\n\n"
-RUN = "import sys, execute_notebooks as ex; from pathlib import Path; sys.exit(ex.run([Path(p) for p in sys.argv[2:]], sys.argv[1], jobs=1))"
 # Numbers drawn without a seed: a new process seeds torch and NumPy at random.
 DRAW = "print(torch.rand(2).tolist())\nprint(numpy.random.rand(2).tolist())"
 
 pytestmark = pytest.mark.skipif(not kernel_forks.available(), reason="not Linux: ordinary kernels")
 
 
-def cell(code):
-    return f"```{{code-cell}} python\n{code}\n```\n\n"
-
-
 def run(tmp_path, pages, timeout=None):
     paths = []
     for name, code in pages.items():
-        folder = tmp_path / name
-        folder.mkdir()
-        (folder / "page.md").write_text(HEAD + "".join(cell(c) for c in code), encoding="utf-8")
-        paths.append(folder / "page.md")
-    env = {**os.environ, "PYTHONPATH": ROOT}
+        (tmp_path / name).mkdir()
+        paths.append(tmp_path / name / "page.md")
+        paths[-1].write_text(myst_page("Page", *code), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop(kernel_forks.ADDRESS, None)
     if timeout is not None:
         env["BOOK_CELL_TIMEOUT"] = str(timeout)
-    done = subprocess.run([sys.executable, "-c", RUN, str(tmp_path / "cache"), *map(str, paths)],
-                          cwd=os.path.join(ROOT, "tools"), env=env, capture_output=True, text=True, timeout=300)
-    return done, paths
-
-
-def outputs(cache, path):
-    _key, nb = get_cache(str(cache)).merge_match_into_notebook(myst_nb_reader_plugin(str(path)))
-    return [out for c in nb.cells if c.cell_type == "code" for out in c.outputs]
+    return run_pages(tmp_path / "cache", paths, env), paths
 
 
 def printed(outs):

@@ -9,45 +9,23 @@ empty folder (a machine where matplotlib never ran), and the notebook's outputs,
 the cache it wrote, hold no stderr. Then no built page shows a stderr output.
 """
 import os
-import subprocess
-import sys
 
-from jupyter_cache import get_cache
-from myst_nb.core.read import myst_nb_reader_plugin
-from site_pages import ROOT
+from tests.helpers.notebooks import myst_page, outputs, run_pages
 
-PAGE = """---
-file_format: mystnb
-kernelspec:
-  name: python3
-  display_name: Python 3
----
-# Matplotlib
-
-```{code-cell} python
-import matplotlib.pyplot as plt
-
-fig, ax = plt.subplots()
-ax.plot([0, 1], [1, 0])
-print("drawn")
-```
-"""
-RUN = "import sys, execute_notebooks as ex; from pathlib import Path; sys.exit(ex.run([Path(sys.argv[1])], sys.argv[2], jobs=1))"
+DRAWING = "import matplotlib.pyplot as plt\n\nfig, ax = plt.subplots()\nax.plot([0, 1], [1, 0])\nprint(\"drawn\")"
 
 
 def test_a_notebook_run_with_an_empty_matplotlib_cache_shows_no_stderr(tmp_path):
     page, cache, mpl = tmp_path / "page.md", tmp_path / "cache", tmp_path / "mpl"
-    page.write_text(PAGE, encoding="utf-8")
+    page.write_text(myst_page("Matplotlib", DRAWING), encoding="utf-8")
     mpl.mkdir()
     env = {**os.environ, "MPLCONFIGDIR": str(mpl), "MPLBACKEND": "Agg"}
-    run = subprocess.run([sys.executable, "-c", RUN, str(page), str(cache)], cwd=ROOT / "tools", env=env,
-                         capture_output=True, text=True, timeout=600)
+    run = run_pages(cache, [page], env)
     assert run.returncode == 0, run.stdout + run.stderr
     assert list(mpl.glob("fontlist-*.json")), "matplotlib's font cache was not built in MPLCONFIGDIR: the case is not tested"
-    _key, nb = get_cache(str(cache)).merge_match_into_notebook(myst_nb_reader_plugin(str(page)))
-    outputs = [out for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs]
-    assert any(out.get("name") == "stdout" and "drawn" in out.get("text", "") for out in outputs), outputs
-    assert not [out for out in outputs if out.get("name") == "stderr"], outputs
+    outs = outputs(cache, page)
+    assert any(out.get("name") == "stdout" and "drawn" in out.get("text", "") for out in outs), outs
+    assert not [out for out in outs if out.get("name") == "stderr"], outs
 
 
 def test_no_page_shows_stderr(site_dir):
